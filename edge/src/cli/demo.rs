@@ -1,0 +1,72 @@
+//! `ephemeral demo`: the seed run's shell steps in a fresh sandbox, shown
+//! as a live timeline.
+//!
+//! Until the edge server and the agent exist, the demo plays the commands
+//! the seed run's agent sent (SEED.md) directly, with no model, so a new
+//! user sees in one command what the sandbox is: `worker` in a scratch
+//! folder, no network, files that vanish with the sandbox.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use ephemeral_runtime::{Runtime, RuntimeConfig, Stream};
+
+/// The seed run's shell commands, in order.
+pub const SEED_COMMANDS: &[&str] = &[
+    "pwd; whoami",
+    "command -v curl && curl -sS -m 8 https://example.com",
+    "printf '%s\\n' '#!/usr/bin/env python3' 'primes = []' 'n = 2' 'while len(primes) < 15:' \
+     '    if all(n % p for p in primes):' '        primes.append(n)' '    n += 1' \
+     'print(*primes)' > primes.py && chmod +x primes.py && ./primes.py",
+    "printf 'sandbox proof\\n' > /tmp/proof.txt && ls -l /tmp/proof.txt",
+];
+
+pub fn run() -> anyhow::Result<ExitCode> {
+    let t0 = Instant::now();
+    let lane = |name: &str, text: &str| {
+        println!("{:>6} ms  {name:<9} {text}", t0.elapsed().as_millis());
+    };
+    let runtime = Runtime::new(RuntimeConfig::default())?;
+    let mut sandbox = runtime.sandbox().build()?;
+    lane(
+        "sandbox",
+        &format!("ready · isolation wasm · {}", sandbox.scratch_dir()),
+    );
+    lane("worker", "started · shell on · web off");
+    for command in SEED_COMMANDS {
+        lane("shell", &format!("$ {command}"));
+        let outcome = sandbox.exec(command, print_indented)?;
+        let limit = outcome
+            .limit
+            .map(|l| format!(" · limit {l}"))
+            .unwrap_or_default();
+        lane(
+            "shell",
+            &format!(
+                "exit {} · {} ms{limit}",
+                outcome.exit_code,
+                outcome.duration.as_millis()
+            ),
+        );
+    }
+    let usage = sandbox.destroy();
+    lane(
+        "sandbox",
+        &format!(
+            "destroyed · {} commands · lived {} ms",
+            usage.commands,
+            usage.lifetime.as_millis()
+        ),
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_indented(stream: Stream, data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let marker = if stream == Stream::Stderr { "!" } else { "|" };
+    let mut out = std::io::stdout().lock();
+    for line in text.lines() {
+        let _ = writeln!(out, "{:>21} {line}", marker);
+    }
+}

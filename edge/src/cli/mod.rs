@@ -1,0 +1,64 @@
+//! The `ephemeral` command line: argument parsing and dispatch. Each
+//! subcommand is its own module; errors end as one plain line on stderr.
+
+mod demo;
+mod exec;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit status for a usage or set-up error of `ephemeral` itself.
+pub const EXIT_USAGE: u8 = 2;
+
+#[derive(Parser)]
+#[command(
+    name = "ephemeral",
+    version,
+    about = "Self-hostable WebAssembly-first sandboxes for AI agents"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Show a sandbox at work: the seed run's shell steps, live.
+    Demo,
+    /// Run shell commands in a fresh sandbox (no model) and print their output.
+    Exec(exec::ExecArgs),
+}
+
+pub fn main() -> ExitCode {
+    init_tracing();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Demo => demo::run(),
+        Command::Exec(args) => exec::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("ephemeral: {e:#}");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+/// Logs go to stderr, quiet unless `RUST_LOG` asks.
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

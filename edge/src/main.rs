@@ -1,0 +1,7 @@
+//! The `ephemeral` command.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    ephemeral_edge::cli::main()
+}

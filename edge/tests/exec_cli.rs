@@ -1,0 +1,92 @@
+//! `ephemeral exec` as a user runs it: output streamed, exit status passed
+//! through, state shared between `--` commands, bad input answered in one
+//! plain line.
+
+use std::process::{Command, Output};
+
+fn ephemeral(args: &[&str]) -> Output {
+    let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache");
+    Command::new(env!("CARGO_BIN_EXE_ephemeral"))
+        .args(args)
+        .env("EPHEMERAL_CACHE_DIR", cache)
+        .output()
+        .expect("ephemeral runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn prints_output_and_passes_the_exit_status() {
+    let out = ephemeral(&["exec", "--isolation", "wasm", "--", "echo hi; exit 3"]);
+    assert_eq!(text(&out.stdout), "hi\n");
+    assert_eq!(text(&out.stderr), "");
+    assert_eq!(out.status.code(), Some(3));
+}
+
+#[test]
+fn consecutive_commands_share_one_sandbox() {
+    let out = ephemeral(&[
+        "exec", "--isolation", "wasm", "--", "mkdir -p sub && cd sub && export X=42", "--", "echo $X; basename $(pwd)",
+    ]);
+    assert_eq!(text(&out.stdout), "42\nsub\n");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn default_isolation_is_said_not_silent() {
+    let out = ephemeral(&["exec", "--", "true"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stderr).contains("isolation wasm"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn timeout_is_reported() {
+    let out = ephemeral(&["exec", "--isolation", "wasm", "--timeout", "1", "--", "while true; do :; done"]);
+    assert_eq!(out.status.code(), Some(124));
+    assert!(text(&out.stderr).contains("limit hit: command_timeout"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn unavailable_isolation_is_one_plain_line() {
+    let out = ephemeral(&["exec", "--isolation", "kvm", "--", "true"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("ephemeral: isolation kvm is not available"), "{err}");
+}
+
+#[test]
+fn bad_arguments_are_usage_errors() {
+    for args in [
+        &["exec"][..],
+        &["exec", "--timeout", "0", "--", "true"],
+        &["exec", "--timeout", "abc", "--", "true"],
+        &["exec", "--isolation", "docker", "--", "true"],
+        &["frobnicate"],
+    ] {
+        let out = ephemeral(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(!text(&out.stderr).is_empty(), "{args:?}");
+        assert!(!text(&out.stderr).contains("panicked"), "{args:?}");
+    }
+}
+
+#[test]
+fn demo_shows_the_seed_run() {
+    let out = ephemeral(&["demo"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    for expected in [
+        "$ pwd; whoami",
+        "| worker",
+        "| /tmp/ephemeral-run-",
+        "! curl: (6) Could not resolve host: example.com",
+        "worker worker 14",
+        "/tmp/proof.txt",
+        "destroyed",
+    ] {
+        assert!(stdout.contains(expected), "missing {expected:?} in:\n{stdout}");
+    }
+}

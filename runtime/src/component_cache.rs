@@ -1,0 +1,131 @@
+//! Compiled components, kept on disk so a fresh process never recompiles.
+//!
+//! An entry is named by a hash of the component's bytes and the engine's
+//! compatibility hash (the wasmtime version and its compilation settings), so a changed component or
+//! an upgraded engine simply misses. Each file ends with a BLAKE3 checksum of
+//! its body: a truncated or corrupted entry is detected before wasmtime ever
+//! sees it, then deleted and rebuilt rather than trusted.
+
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+use crate::Error;
+
+const CHECKSUM_LEN: usize = 32;
+
+/// How a component was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheOutcome {
+    /// Loaded from a valid cache entry.
+    Hit,
+    /// Not cached yet: compiled and stored.
+    Compiled,
+    /// A cache entry was stale or corrupt: compiled again and replaced.
+    Rebuilt,
+}
+
+/// The on-disk cache of precompiled components.
+pub struct ComponentCache {
+    dir: PathBuf,
+}
+
+impl ComponentCache {
+    pub fn new(dir: impl Into<PathBuf>) -> ComponentCache {
+        ComponentCache { dir: dir.into() }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The file that holds (or will hold) `wasm` compiled for `engine`.
+    pub fn entry_path(&self, engine: &Engine, name: &str, wasm: &[u8]) -> PathBuf {
+        let mut key = KeyHasher(blake3::Hasher::new());
+        key.0.update(wasm);
+        engine.precompile_compatibility_hash().hash(&mut key);
+        let hex = key.0.finalize().to_hex();
+        self.dir.join(format!("{name}-{}.cwasm", &hex[..32]))
+    }
+
+    /// The component for `wasm`, from the cache when a valid entry exists.
+    pub fn load_or_compile(
+        &self,
+        engine: &Engine,
+        name: &str,
+        wasm: &[u8],
+    ) -> Result<(Component, CacheOutcome), Error> {
+        let path = self.entry_path(engine, name, wasm);
+        let mut outcome = CacheOutcome::Compiled;
+        if path.exists() {
+            match self.load(engine, &path) {
+                Some(component) => return Ok((component, CacheOutcome::Hit)),
+                None => {
+                    tracing::warn!(path = %path.display(), "cache entry invalid; rebuilding");
+                    let _ = fs::remove_file(&path);
+                    outcome = CacheOutcome::Rebuilt;
+                }
+            }
+        }
+        let compiled = engine
+            .precompile_component(wasm)
+            .map_err(|e| Error::Component(name.to_owned(), format!("{e:#}")))?;
+        if let Err(e) = self.store(&path, &compiled) {
+            // A read-only or full cache folder only costs speed next time.
+            tracing::warn!(path = %path.display(), error = %e, "cannot write cache entry");
+        }
+        // SAFETY: `compiled` was produced just now by this very engine.
+        let component = unsafe { Component::deserialize(engine, &compiled) }
+            .map_err(|e| Error::Component(name.to_owned(), format!("{e:#}")))?;
+        Ok((component, outcome))
+    }
+
+    /// A valid entry's component, or `None` if the file is damaged or was
+    /// made by an incompatible engine.
+    fn load(&self, engine: &Engine, path: &Path) -> Option<Component> {
+        let bytes = fs::read(path).ok()?;
+        let body_len = bytes.len().checked_sub(CHECKSUM_LEN)?;
+        let (body, checksum) = bytes.split_at(body_len);
+        if blake3::hash(body).as_bytes() != checksum {
+            return None;
+        }
+        // SAFETY: wasmtime requires that deserialized bytes come from
+        // `Engine::precompile_*` of a compatible engine and were not
+        // tampered with. The checksum proves the body is exactly what
+        // `store` wrote, the file name encodes the engine's compatibility
+        // hash, and wasmtime re-checks that compatibility on load.
+        unsafe { Component::deserialize(engine, body) }.ok()
+    }
+
+    /// Writes an entry atomically: a reader sees the old file, no file, or
+    /// the whole new one.
+    fn store(&self, path: &Path, compiled: &[u8]) -> std::io::Result<()> {
+        fs::create_dir_all(&self.dir)?;
+        let mut tmp = tempfile::NamedTempFile::new_in(&self.dir)?;
+        tmp.write_all(compiled)?;
+        tmp.write_all(blake3::hash(compiled).as_bytes())?;
+        tmp.persist(path).map_err(|e| e.error)?;
+        Ok(())
+    }
+}
+
+/// Feeds `Hash` output into BLAKE3, so the key is stable across processes
+/// (unlike `DefaultHasher`'s).
+struct KeyHasher(blake3::Hasher);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        let hash = self.0.finalize();
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&hash.as_bytes()[..8]);
+        u64::from_le_bytes(first)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+}

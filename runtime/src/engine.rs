@@ -1,0 +1,306 @@
+//! The process-wide wasm engine: one `Runtime` per process, shared by every
+//! sandbox.
+//!
+//! Configured for many short-lived instances: the pooling allocator (slots
+//! reserved up front, memory reset copy-on-write), epoch interruption for
+//! deadlines (a ticker thread advances the epoch), and a linker that holds
+//! exactly the capabilities a sandbox gets. The shell component is compiled
+//! once (or loaded from the on-disk cache) and pre-linked, so a command's
+//! instantiation does no linking work.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime_wasi::cli::{WasiCli, WasiCliCtxView};
+use wasmtime_wasi::clocks::{WasiClocks, WasiClocksCtxView};
+use wasmtime_wasi::p2::bindings::sync::CommandPre;
+use wasmtime_wasi::random::WasiRandom;
+
+use crate::component_cache::{CacheOutcome, ComponentCache};
+use crate::deadline_clock::{DeadlineClock, HasDeadlineClock};
+use crate::memfs;
+use crate::sandbox::{SandboxBuilder, StoreState};
+use crate::{Error, bindings};
+
+/// How often the epoch advances: the granularity of every deadline.
+pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(1);
+
+/// Process-wide settings.
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    /// Where compiled components are cached. `None`: `$EPHEMERAL_CACHE_DIR`,
+    /// else `$XDG_CACHE_HOME/ephemeral`, else `~/.cache/ephemeral`.
+    pub cache_dir: Option<PathBuf>,
+    /// Sandboxes that may run a command at the same time in this process.
+    pub max_concurrent: u32,
+    /// The largest memory any sandbox may be given (bytes); each sandbox's
+    /// own cap is at most this.
+    pub max_memory_bytes: usize,
+}
+
+/// Default number of commands running at once.
+pub const DEFAULT_MAX_CONCURRENT: u32 = 128;
+/// Default ceiling of one component's memory.
+pub const DEFAULT_MAX_MEMORY_BYTES: usize = 1 << 30;
+/// Core instances, memories and tables one component may have: the shell
+/// has a handful; CPython built by componentize-py has a few dozen.
+const PER_COMPONENT_ITEMS: u32 = 64;
+
+impl Default for RuntimeConfig {
+    fn default() -> RuntimeConfig {
+        RuntimeConfig {
+            cache_dir: None,
+            max_concurrent: DEFAULT_MAX_CONCURRENT,
+            max_memory_bytes: DEFAULT_MAX_MEMORY_BYTES,
+        }
+    }
+}
+
+/// The shell component, built from `shell-wasi/` by this crate's build script.
+pub static SHELL_WASM: &[u8] = include_bytes!(env!("EPHEMERAL_SHELL_WASM"));
+
+/// The engine, the linker and the pre-linked shell.
+pub struct Runtime {
+    pub(crate) engine: Engine,
+    pub(crate) linker: Linker<StoreState>,
+    pub(crate) shell: Program,
+    pub(crate) config: RuntimeConfig,
+    cache: ComponentCache,
+    shell_cache: CacheOutcome,
+    _ticker: EpochTicker,
+}
+
+impl Runtime {
+    /// Builds the engine and loads the shell (compiling it only if the cache
+    /// has no valid entry).
+    pub fn new(config: RuntimeConfig) -> Result<Arc<Runtime>, Error> {
+        let engine =
+            Engine::new(&engine_config(&config)).map_err(|e| Error::Engine(format!("{e:#}")))?;
+        let linker = sandbox_linker(&engine).map_err(|e| Error::Engine(format!("{e:#}")))?;
+        let cache = ComponentCache::new(config.cache_dir.clone().unwrap_or_else(default_cache_dir));
+        let (component, shell_cache) = cache.load_or_compile(&engine, "shell", SHELL_WASM)?;
+        let shell = prelink(&linker, "shell", &component)?;
+        let ticker = EpochTicker::start(engine.clone());
+        Ok(Arc::new(Runtime {
+            engine,
+            linker,
+            shell,
+            config,
+            cache,
+            shell_cache,
+            _ticker: ticker,
+        }))
+    }
+
+    /// Starts describing a new sandbox.
+    pub fn sandbox(self: &Arc<Self>) -> SandboxBuilder {
+        SandboxBuilder::new(self.clone())
+    }
+
+    /// Whether the shell came from the on-disk cache.
+    pub fn shell_cache_outcome(&self) -> CacheOutcome {
+        self.shell_cache
+    }
+
+    /// The on-disk cache of compiled components.
+    pub fn cache(&self) -> &ComponentCache {
+        &self.cache
+    }
+
+    /// Compiles (or loads from the cache) and links any command component,
+    /// exactly as the shell is. Fails with [`Error::Capability`] if it
+    /// imports something the sandbox does not offer, such as sockets.
+    pub fn load_program(&self, name: &str, wasm: &[u8]) -> Result<Program, Error> {
+        let (component, _) = self.cache.load_or_compile(&self.engine, name, wasm)?;
+        prelink(&self.linker, name, &component)
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+}
+
+fn engine_config(config: &RuntimeConfig) -> Config {
+    let mut pool = PoolingAllocationConfig::new();
+    let slots = config.max_concurrent.max(1);
+    pool.total_component_instances(slots)
+        .total_core_instances(slots * PER_COMPONENT_ITEMS)
+        .total_memories(slots * 4)
+        .total_tables(slots * 4)
+        .total_stacks(slots)
+        .max_core_instances_per_component(PER_COMPONENT_ITEMS)
+        .max_memories_per_component(PER_COMPONENT_ITEMS)
+        .max_tables_per_component(PER_COMPONENT_ITEMS)
+        .max_memory_size(config.max_memory_bytes)
+        // Keep a little of each freed memory mapped, so the next
+        // instance's first pages cost no page faults.
+        .linear_memory_keep_resident(64 << 10);
+    let mut c = Config::new();
+    c.wasm_component_model(true)
+        .epoch_interruption(true)
+        .parallel_compilation(true)
+        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    c
+}
+
+/// Every capability a sandboxed component may import, and nothing else:
+/// wasmtime-wasi's cli, clocks, random and io, our in-memory filesystem,
+/// and Ephemeral's `fs-meta` and `session`. `wasi:sockets` and `wasi:http`
+/// are absent, so a component importing them fails to link.
+fn sandbox_linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
+    use wasmtime_wasi::p2::bindings::{cli, clocks, random, sync::io};
+    let mut l = Linker::<StoreState>::new(engine);
+    io::error::add_to_linker::<_, HasTable>(&mut l, table)?;
+    io::poll::add_to_linker::<_, HasTable>(&mut l, table)?;
+    io::streams::add_to_linker::<_, HasTable>(&mut l, table)?;
+
+    clocks::wall_clock::add_to_linker::<_, WasiClocks>(&mut l, clocks_view)?;
+    clocks::monotonic_clock::add_to_linker::<_, HasDeadlineClock>(&mut l, deadline_clock)?;
+
+    random::random::add_to_linker::<_, WasiRandom>(&mut l, random_view)?;
+    random::insecure::add_to_linker::<_, WasiRandom>(&mut l, random_view)?;
+    random::insecure_seed::add_to_linker::<_, WasiRandom>(&mut l, random_view)?;
+
+    cli::exit::add_to_linker::<_, WasiCli>(&mut l, cli_view)?;
+    cli::environment::add_to_linker::<_, WasiCli>(&mut l, cli_view)?;
+    cli::stdin::add_to_linker::<_, WasiCli>(&mut l, cli_view)?;
+    cli::stdout::add_to_linker::<_, WasiCli>(&mut l, cli_view)?;
+    cli::stderr::add_to_linker::<_, WasiCli>(&mut l, cli_view)?;
+    cli::terminal_input::add_to_linker::<_, WasiCli>(&mut l, cli_view)?;
+    cli::terminal_output::add_to_linker::<_, WasiCli>(&mut l, cli_view)?;
+    cli::terminal_stdin::add_to_linker::<_, WasiCli>(&mut l, cli_view)?;
+    cli::terminal_stdout::add_to_linker::<_, WasiCli>(&mut l, cli_view)?;
+    cli::terminal_stderr::add_to_linker::<_, WasiCli>(&mut l, cli_view)?;
+
+    memfs::add_to_linker(&mut l, |s| memfs::MemFsView {
+        fs: &s.fs,
+        table: &mut s.table,
+    })?;
+    bindings::fs_meta::add_to_linker::<_, HasSelf<StoreState>>(&mut l, |s| s)?;
+    bindings::session::add_to_linker::<_, HasSelf<StoreState>>(&mut l, |s| s)?;
+    Ok(l)
+}
+
+fn table(s: &mut StoreState) -> &mut wasmtime::component::ResourceTable {
+    &mut s.table
+}
+
+fn clocks_view(s: &mut StoreState) -> WasiClocksCtxView<'_> {
+    WasiClocksCtxView {
+        ctx: s.wasi.clocks(),
+        table: &mut s.table,
+    }
+}
+
+fn deadline_clock(s: &mut StoreState) -> DeadlineClock<'_> {
+    DeadlineClock {
+        deadline: s.deadline,
+        clocks: clocks_view(s),
+    }
+}
+
+fn random_view(s: &mut StoreState) -> &mut wasmtime_wasi::random::WasiRandomCtx {
+    s.wasi.random()
+}
+
+fn cli_view(s: &mut StoreState) -> WasiCliCtxView<'_> {
+    WasiCliCtxView {
+        ctx: s.wasi.cli(),
+        table: &mut s.table,
+    }
+}
+
+struct HasTable;
+
+impl wasmtime::component::HasData for HasTable {
+    type Data<'a> = &'a mut wasmtime::component::ResourceTable;
+}
+
+/// A command component compiled and linked against the sandbox's
+/// capabilities, ready to instantiate in any sandbox of this runtime.
+#[derive(Clone)]
+pub struct Program {
+    pub(crate) name: String,
+    pub(crate) pre: CommandPre<StoreState>,
+}
+
+impl Program {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+fn prelink(
+    linker: &Linker<StoreState>,
+    name: &str,
+    component: &Component,
+) -> Result<Program, Error> {
+    let pre = linker
+        .instantiate_pre(component)
+        .map_err(|e| Error::Capability(name.to_owned(), format!("{e:#}")))?;
+    let pre =
+        CommandPre::new(pre).map_err(|e| Error::Component(name.to_owned(), format!("{e:#}")))?;
+    Ok(Program {
+        name: name.to_owned(),
+        pre,
+    })
+}
+
+fn default_cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("EPHEMERAL_CACHE_DIR") {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+        return PathBuf::from(dir).join("ephemeral");
+    }
+    match std::env::var_os("HOME") {
+        Some(home) => PathBuf::from(home).join(".cache").join("ephemeral"),
+        None => std::env::temp_dir().join("ephemeral-cache"),
+    }
+}
+
+/// Advances the engine's epoch every [`EPOCH_TICK`] until dropped.
+struct EpochTicker {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl EpochTicker {
+    fn start(engine: Engine) -> EpochTicker {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("ephemeral-epoch".into())
+            .spawn(move || {
+                // The epoch follows wall time, not the number of wake-ups:
+                // a late wake-up catches up, so "N ticks" means N ticks of
+                // real time and deadlines are not stretched by a busy host.
+                let start = std::time::Instant::now();
+                let mut ticks: u128 = 0;
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    let due = start.elapsed().as_nanos() / EPOCH_TICK.as_nanos();
+                    while ticks < due {
+                        engine.increment_epoch();
+                        ticks += 1;
+                    }
+                }
+            })
+            .ok();
+        EpochTicker { stop, thread }
+    }
+}
+
+impl Drop for EpochTicker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

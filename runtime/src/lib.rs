@@ -1,0 +1,31 @@
+//! The WASI sandbox every Ephemeral run stands on.
+//!
+//! This crate owns the wasmtime engine and its precompiled-component cache
+//! ([`Runtime`]), the in-memory filesystem a sandbox sees ([`memfs`]), and
+//! the per-run [`Sandbox`]: a fixed user `worker`, a scratch folder under
+//! `/tmp`, no sockets and no host files, and limits on time, memory,
+//! output and disk that are reported by name when hit. `exec` runs a
+//! command with the shell component from `shell-wasi/`, streaming its
+//! output. The same code runs in-process (isolation `wasm`) and, in later
+//! layers, inside a jailed worker process or a microVM.
+
+mod bindings;
+pub mod component_cache;
+mod deadline_clock;
+mod engine;
+mod error;
+pub mod limits;
+pub mod memfs;
+mod output;
+mod sandbox;
+mod shell_host;
+
+pub use crate::component_cache::CacheOutcome;
+pub use crate::engine::{Program, Runtime, RuntimeConfig, SHELL_WASM};
+pub use crate::error::Error;
+pub use crate::limits::{LimitHit, Limits};
+pub use crate::output::{OutputSink, Stream};
+pub use crate::sandbox::{
+    Captured, EXIT_MEMORY, EXIT_TIMEOUT, EXIT_TRAP, ExecOutcome, PATH, Sandbox, SandboxBuilder,
+    SandboxUsage, USER,
+};

@@ -1,0 +1,76 @@
+//! The sandbox's filesystem: a tree in memory, served to components as
+//! `wasi:filesystem`.
+//!
+//! It replaces wasmtime-wasi's host-directory filesystem on purpose: there is
+//! no host path behind any descriptor, so `..`, absolute paths and symlinks
+//! can only ever reach nodes of this tree, nothing is written to the host
+//! disk, and dropping the tree is the whole clean-up. Mode bits and quotas
+//! live here too, because WASI 0.2 has neither.
+
+mod error;
+mod streams;
+mod tree;
+mod wasi;
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use wasmtime::component::{HasData, Linker, ResourceTable};
+
+pub use self::error::FsErr;
+pub use self::tree::{
+    NodeId, NodeType, OpenSpec, Quota, QuotaHit, ROOT, S_IFDIR, S_IFLNK, S_IFREG, Stat, TimeSet,
+    Tree,
+};
+use crate::bindings;
+
+/// A handle on one sandbox's tree, shared by every component the sandbox
+/// runs (the shell now, the programs it starts later).
+#[derive(Clone)]
+pub struct MemFs(Arc<Mutex<Tree>>);
+
+impl MemFs {
+    pub fn new(quota: Quota) -> MemFs {
+        MemFs(Arc::new(Mutex::new(Tree::new(quota))))
+    }
+
+    /// Locks the tree. A panic while it was held cannot leave it half-edited
+    /// in a way that matters more than the panic itself, so poisoning is
+    /// ignored rather than spread to every later call.
+    pub fn lock(&self) -> MutexGuard<'_, Tree> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// An open file or folder of the tree, as a component holds it.
+pub struct Descriptor {
+    node: NodeId,
+    readable: bool,
+    writable: bool,
+}
+
+/// The rest of a folder listing being read by a component.
+pub struct DirEntries {
+    entries: std::vec::IntoIter<bindings::fs_types::DirectoryEntry>,
+}
+
+/// What the WASI filesystem functions need from the store.
+pub struct MemFsView<'a> {
+    pub fs: &'a MemFs,
+    pub table: &'a mut ResourceTable,
+}
+
+struct HasMemFs;
+
+impl HasData for HasMemFs {
+    type Data<'a> = MemFsView<'a>;
+}
+
+/// Links `wasi:filesystem/{types,preopens}` over the tree `getter` returns.
+pub fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    getter: fn(&mut T) -> MemFsView<'_>,
+) -> wasmtime::Result<()> {
+    bindings::fs_types::add_to_linker::<T, HasMemFs>(linker, getter)?;
+    bindings::preopens::add_to_linker::<T, HasMemFs>(linker, getter)?;
+    Ok(())
+}

@@ -1,0 +1,67 @@
+//! Components are compiled once and loaded precompiled afterwards; a stale
+//! or damaged cache entry is detected and rebuilt, never trusted.
+
+mod common;
+
+use ephemeral_runtime::component_cache::ComponentCache;
+use ephemeral_runtime::{CacheOutcome, Runtime, RuntimeConfig, SHELL_WASM};
+
+fn fresh_cache() -> (tempfile::TempDir, ComponentCache) {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = ComponentCache::new(dir.path());
+    (dir, cache)
+}
+
+#[test]
+fn second_load_comes_from_the_cache() {
+    let engine = common::runtime().engine().clone();
+    let (_dir, cache) = fresh_cache();
+    let (_, first) = cache.load_or_compile(&engine, "shell", SHELL_WASM).unwrap();
+    let (_, second) = cache.load_or_compile(&engine, "shell", SHELL_WASM).unwrap();
+    assert_eq!((first, second), (CacheOutcome::Compiled, CacheOutcome::Hit));
+}
+
+#[test]
+fn a_new_runtime_loads_the_shell_precompiled() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = RuntimeConfig {
+        cache_dir: Some(dir.path().to_owned()),
+        ..RuntimeConfig::default()
+    };
+    let first = Runtime::new(config.clone()).unwrap();
+    assert_eq!(first.shell_cache_outcome(), CacheOutcome::Compiled);
+    drop(first);
+    let second = Runtime::new(config).unwrap();
+    assert_eq!(second.shell_cache_outcome(), CacheOutcome::Hit);
+}
+
+#[test]
+fn corrupt_entries_are_rebuilt() {
+    let engine = common::runtime().engine().clone();
+    let (_dir, cache) = fresh_cache();
+    cache.load_or_compile(&engine, "shell", SHELL_WASM).unwrap();
+    let path = cache.entry_path(&engine, "shell", SHELL_WASM);
+    let good = std::fs::read(&path).unwrap();
+
+    let mut flipped = good.clone();
+    let middle = flipped.len() / 2;
+    flipped[middle] ^= 0x40;
+    let truncated = good[..good.len() / 3].to_vec();
+    for damaged in [flipped, truncated, Vec::new(), b"not a cwasm".to_vec()] {
+        std::fs::write(&path, &damaged).unwrap();
+        let (_, outcome) = cache.load_or_compile(&engine, "shell", SHELL_WASM).unwrap();
+        assert_eq!(outcome, CacheOutcome::Rebuilt);
+        assert_eq!(std::fs::read(&path).unwrap(), good, "entry rewritten whole");
+    }
+}
+
+#[test]
+fn another_component_gets_another_entry() {
+    let engine = common::runtime().engine().clone();
+    let (_dir, cache) = fresh_cache();
+    let other = common::guest_wasm("env_dump");
+    assert_ne!(
+        cache.entry_path(&engine, "x", SHELL_WASM),
+        cache.entry_path(&engine, "x", &other)
+    );
+}

@@ -1,0 +1,156 @@
+//! Builtins that steer execution: `exit`, `return`, `break`, `continue`,
+//! `eval`, `source`, `exec`, and the no-ops.
+
+use crate::errors::Unwind;
+use crate::interp::Shell;
+use crate::streams::Io;
+
+pub(crate) fn colon(_shell: &mut Shell, _io: &Io, _argv: &[String]) -> Result<i32, Unwind> {
+    Ok(0)
+}
+
+pub(crate) fn umask(_shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    if argv.len() == 1 {
+        io.out(b"0022\n");
+    }
+    Ok(0)
+}
+
+/// A status argument: `exit 300` is 44, like the kernel's 8 bits.
+fn status_arg(shell: &Shell, io: &Io, name: &str, arg: &str) -> Option<i32> {
+    match arg.trim().parse::<i64>() {
+        Ok(n) => Some(i32::try_from(n & 0xff).unwrap_or(0)),
+        Err(_) => {
+            shell.report(io, &format!("{name}: {arg}: numeric argument required"));
+            None
+        }
+    }
+}
+
+pub(crate) fn exit(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    if argv.len() > 2 {
+        shell.report(io, "exit: too many arguments");
+        return Ok(1);
+    }
+    let status = match argv.get(1) {
+        Some(arg) => status_arg(shell, io, "exit", arg).unwrap_or(2),
+        None => shell.status,
+    };
+    Err(Unwind::Exit(status))
+}
+
+pub(crate) fn return_(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    if shell.functions == 0 && !shell.sourcing() {
+        shell.report(
+            io,
+            "return: can only `return' from a function or sourced script",
+        );
+        return Ok(1);
+    }
+    let status = match argv.get(1) {
+        Some(arg) => status_arg(shell, io, "return", arg).unwrap_or(2),
+        None => shell.status,
+    };
+    Err(Unwind::Return(status))
+}
+
+fn loop_count(shell: &Shell, io: &Io, name: &str, argv: &[String]) -> Result<u32, i32> {
+    let Some(arg) = argv.get(1) else { return Ok(1) };
+    match arg.parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(n),
+        Ok(_) => {
+            shell.report(io, &format!("{name}: {arg}: loop count out of range"));
+            Err(1)
+        }
+        Err(_) => {
+            shell.report(io, &format!("{name}: {arg}: numeric argument required"));
+            Err(128)
+        }
+    }
+}
+
+pub(crate) fn break_(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    if shell.loops == 0 {
+        shell.report(
+            io,
+            "break: only meaningful in a `for', `while', or `until' loop",
+        );
+        return Ok(0);
+    }
+    match loop_count(shell, io, "break", argv) {
+        Ok(n) => Err(Unwind::Break(n.min(shell.loops))),
+        Err(status) => Ok(status),
+    }
+}
+
+pub(crate) fn continue_(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    if shell.loops == 0 {
+        shell.report(
+            io,
+            "continue: only meaningful in a `for', `while', or `until' loop",
+        );
+        return Ok(0);
+    }
+    match loop_count(shell, io, "continue", argv) {
+        Ok(n) => Err(Unwind::Continue(n.min(shell.loops))),
+        Err(status) => Ok(status),
+    }
+}
+
+pub(crate) fn eval(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    let text = argv.get(1..).unwrap_or_default().join(" ");
+    if text.trim().is_empty() {
+        return Ok(0);
+    }
+    if let Err(err) = shell.enter() {
+        return Err(shell.fail(io, &err));
+    }
+    let result = shell.run_text(&text, io);
+    shell.depth -= 1;
+    result
+}
+
+/// `source FILE [ARGS]`: runs the file in this shell; `return` ends it.
+pub(crate) fn source(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    let name = argv.first().map_or("source", String::as_str);
+    let Some(file) = argv.get(1) else {
+        shell.report(io, &format!("{name}: filename argument required"));
+        io.err_line(&format!("{name}: usage: {name} filename [arguments]"));
+        return Ok(2);
+    };
+    let text = match std::fs::read(shell.resolve(file)) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) => {
+            shell.report(io, &format!("{file}: {}", crate::errors::strerror(&e)));
+            return Ok(1);
+        }
+    };
+    if let Err(err) = shell.enter() {
+        return Err(shell.fail(io, &err));
+    }
+    let args = argv.get(2..).unwrap_or_default().to_vec();
+    let saved = (!args.is_empty()).then(|| std::mem::replace(&mut shell.positional, args));
+    shell.sourcing += 1;
+    let result = shell.run_text(&text, io);
+    shell.sourcing -= 1;
+    if let Some(saved) = saved {
+        shell.positional = saved;
+    }
+    shell.depth -= 1;
+    match result {
+        Err(Unwind::Return(status)) => Ok(status),
+        other => other,
+    }
+}
+
+/// `exec CMD`: runs the command, then the shell ends with its status.
+/// (Without a command, redirections would become permanent; this shell
+/// accepts that form but applies them to nothing.)
+pub(crate) fn exec(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    let command = argv.get(1..).unwrap_or_default();
+    if command.is_empty() {
+        return Ok(0);
+    }
+    let status = shell.run_program(command, io);
+    Err(Unwind::Exit(status))
+}

@@ -1,0 +1,150 @@
+//! `type` and `command`: what a name means to the shell.
+
+use super::KEYWORDS;
+use crate::errors::Unwind;
+use crate::interp::Shell;
+use crate::streams::Io;
+
+/// What a command name resolves to, in bash's lookup order.
+enum Kind {
+    Keyword,
+    Function,
+    Builtin,
+    File(String),
+}
+
+fn classify(shell: &Shell, name: &str, skip_functions: bool) -> Option<Kind> {
+    if KEYWORDS.contains(&name) {
+        return Some(Kind::Keyword);
+    }
+    if !skip_functions && shell.funcs.contains_key(name) {
+        return Some(Kind::Function);
+    }
+    if super::lookup(name).is_some() {
+        return Some(Kind::Builtin);
+    }
+    locate(shell, name).map(Kind::File)
+}
+
+fn locate(shell: &Shell, name: &str) -> Option<String> {
+    let env = shell.child_env();
+    let dummy = crate::streams::Io {
+        stdin: crate::streams::Source::bytes(Vec::new()),
+        stdout: crate::streams::Sink::null(),
+        stderr: crate::streams::Sink::null(),
+    };
+    let process =
+        crate::utils::Process::new(name, &shell.cwd, &env, &shell.host, &dummy, shell.depth);
+    crate::utils::which::locate(&process, name)
+}
+
+pub(crate) fn type_(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    let mut terse = false;
+    let mut path_only = false;
+    let mut status = 0;
+    let mut out = String::new();
+    for arg in argv.iter().skip(1) {
+        match arg.as_str() {
+            "-t" => terse = true,
+            "-p" | "-P" => path_only = true,
+            "-a" | "-f" => {}
+            name => match classify(shell, name, false) {
+                Some(kind) => out.push_str(&describe(shell, name, &kind, terse, path_only)),
+                None => {
+                    if !terse && !path_only {
+                        io.out(out.as_bytes());
+                        out.clear();
+                        shell.report(io, &format!("type: {name}: not found"));
+                    }
+                    status = 1;
+                }
+            },
+        }
+    }
+    io.out(out.as_bytes());
+    Ok(status)
+}
+
+fn describe(shell: &Shell, name: &str, kind: &Kind, terse: bool, path_only: bool) -> String {
+    match (kind, terse, path_only) {
+        (Kind::File(path), _, true) => format!("{path}\n"),
+        (_, _, true) => String::new(),
+        (Kind::Keyword, true, _) => "keyword\n".to_string(),
+        (Kind::Function, true, _) => "function\n".to_string(),
+        (Kind::Builtin, true, _) => "builtin\n".to_string(),
+        (Kind::File(_), true, _) => "file\n".to_string(),
+        (Kind::Keyword, false, _) => format!("{name} is a shell keyword\n"),
+        (Kind::Function, false, _) => {
+            let body = shell
+                .funcs
+                .get(name)
+                .map(|f| f.to_string())
+                .unwrap_or_default();
+            format!("{name} is a function\n{body}\n")
+        }
+        (Kind::Builtin, false, _) => format!("{name} is a shell builtin\n"),
+        (Kind::File(path), false, _) => format!("{name} is {path}\n"),
+    }
+}
+
+/// `command -v NAME`, `command -V NAME`, `command NAME ARGS` (skipping
+/// functions).
+pub(crate) fn command(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    let mut i = 1;
+    let mut mode = None;
+    while let Some(arg) = argv.get(i) {
+        match arg.as_str() {
+            "-v" => mode = Some('v'),
+            "-V" => mode = Some('V'),
+            "-p" => {}
+            "--" => {
+                i += 1;
+                break;
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    let rest = argv.get(i..).unwrap_or_default();
+    match mode {
+        None => {
+            if rest.is_empty() {
+                return Ok(0);
+            }
+            match rest.first().and_then(|n| super::lookup(n)) {
+                Some(builtin) => builtin(shell, io, rest),
+                None => Ok(shell.run_program(rest, io)),
+            }
+        }
+        Some(letter) => {
+            // bash succeeds if any name was found.
+            let mut found = false;
+            let mut out = String::new();
+            for name in rest {
+                match classify(shell, name, false) {
+                    Some(Kind::File(path)) if letter == 'v' => {
+                        found = true;
+                        out.push_str(&format!("{path}\n"));
+                    }
+                    Some(_) if letter == 'v' => {
+                        found = true;
+                        out.push_str(&format!("{name}\n"));
+                    }
+                    Some(kind) => {
+                        found = true;
+                        out.push_str(&describe(shell, name, &kind, false, false));
+                    }
+                    None => {
+                        if letter == 'V' {
+                            io.out(out.as_bytes());
+                            out.clear();
+                            shell.report(io, &format!("command: {name}: not found"));
+                        }
+                    }
+                }
+            }
+            io.out(out.as_bytes());
+            Ok(i32::from(!found))
+        }
+    }
+}

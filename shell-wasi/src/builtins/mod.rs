@@ -1,0 +1,141 @@
+//! Shell builtins: the commands that must run inside the shell because
+//! they change it (`cd`, `export`, `exit`, ...) or are part of the
+//! language (`eval`, `source`, `command`, `read`).
+//!
+//! Builtins that bash also ships as programs (`echo`, `printf`, `test`,
+//! ...) reuse the utility code with bash's message prefix.
+
+mod dirs;
+mod flow;
+mod introspect;
+mod read;
+mod vars;
+
+use crate::errors::Unwind;
+use crate::interp::Shell;
+use crate::streams::Io;
+use crate::utils::{self, Process, UtilityFn};
+
+/// A builtin's entry point.
+pub(crate) type BuiltinFn = fn(&mut Shell, &Io, &[String]) -> Result<i32, Unwind>;
+
+/// Every builtin, sorted by name for binary search.
+const BUILTINS: &[(&str, BuiltinFn)] = &[
+    (".", flow::source),
+    (":", flow::colon),
+    ("[", bracket),
+    ("break", flow::break_),
+    ("cd", dirs::cd),
+    ("command", introspect::command),
+    ("continue", flow::continue_),
+    ("declare", vars::declare),
+    ("echo", echo),
+    ("eval", flow::eval),
+    ("exec", flow::exec),
+    ("exit", flow::exit),
+    ("export", vars::export),
+    ("false", false_),
+    ("hash", flow::colon),
+    ("let", vars::let_),
+    ("local", vars::local),
+    ("printf", printf),
+    ("pwd", pwd),
+    ("read", read::read),
+    ("readonly", vars::readonly),
+    ("return", flow::return_),
+    ("set", vars::set),
+    ("shift", vars::shift),
+    ("source", flow::source),
+    ("test", test),
+    ("trap", flow::colon),
+    ("true", true_),
+    ("type", introspect::type_),
+    ("typeset", vars::declare),
+    ("umask", flow::umask),
+    ("unset", vars::unset),
+    ("wait", flow::colon),
+];
+
+/// Words the grammar reserves; `type` and `command -v` know them.
+pub(crate) const KEYWORDS: &[&str] = &[
+    "!", "[[", "]]", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for",
+    "function", "if", "in", "select", "then", "time", "until", "while", "{", "}",
+];
+
+pub(crate) fn lookup(name: &str) -> Option<BuiltinFn> {
+    BUILTINS
+        .binary_search_by(|(n, _)| n.cmp(&name))
+        .ok()
+        .and_then(|i| BUILTINS.get(i))
+        .map(|(_, f)| *f)
+}
+
+/// Runs utility code as a builtin: same behaviour, bash's error prefix.
+fn as_builtin(util: UtilityFn, shell: &mut Shell, io: &Io, argv: &[String]) -> i32 {
+    let env = shell.child_env();
+    let name = argv.first().cloned().unwrap_or_default();
+    let mut process = Process::new(&name, &shell.cwd, &env, &shell.host, io, shell.depth);
+    process.prefix = format!("{}: {name}", shell.prefix());
+    util(&mut process, argv)
+}
+
+fn echo(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    Ok(as_builtin(utils::echo::echo, shell, io, argv))
+}
+
+fn pwd(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    Ok(as_builtin(utils::ident::pwd, shell, io, argv))
+}
+
+fn true_(_shell: &mut Shell, _io: &Io, _argv: &[String]) -> Result<i32, Unwind> {
+    Ok(0)
+}
+
+fn false_(_shell: &mut Shell, _io: &Io, _argv: &[String]) -> Result<i32, Unwind> {
+    Ok(1)
+}
+
+fn test(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    Ok(as_builtin(utils::test::test, shell, io, argv))
+}
+
+fn bracket(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    Ok(as_builtin(utils::test::bracket, shell, io, argv))
+}
+
+/// `printf`, plus bash's `-v VAR` which stores the output in a variable.
+fn printf(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    if argv.get(1).map(String::as_str) != Some("-v") {
+        return Ok(as_builtin(utils::printf::printf, shell, io, argv));
+    }
+    let Some(var) = argv.get(2).cloned() else {
+        shell.report(io, "printf: -v: option requires an argument");
+        return Ok(2);
+    };
+    let sink = crate::streams::Sink::memory();
+    let capture = Io {
+        stdin: io.stdin.clone(),
+        stdout: sink.clone(),
+        stderr: io.stderr.clone(),
+    };
+    let mut rest = vec!["printf".to_string()];
+    rest.extend(argv.iter().skip(3).cloned());
+    let status = as_builtin(utils::printf::printf, shell, &capture, &rest);
+    let text = String::from_utf8_lossy(&sink.borrow_mut().take()).into_owned();
+    if let Err(err) = shell.vars.set(&var, text) {
+        return Err(shell.fail(io, &err));
+    }
+    Ok(status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_sorted_for_lookup() {
+        assert!(BUILTINS.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(lookup("cd").is_some());
+        assert!(lookup("ls").is_none());
+    }
+}

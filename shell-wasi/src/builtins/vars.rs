@@ -1,0 +1,316 @@
+//! Builtins over variables and options: `export`, `unset`, `readonly`,
+//! `local`, `declare`, `set`, `shift`, `let`.
+
+use crate::errors::Unwind;
+use crate::interp::Shell;
+use crate::interp::vars::{Value, Var, is_name};
+use crate::streams::Io;
+use crate::utils::quoting::double_quote;
+
+/// `NAME=VALUE` or `NAME` as given to export/readonly/local/declare.
+fn split_assignment(arg: &str) -> (&str, Option<&str>) {
+    match arg.split_once('=') {
+        Some((name, value)) => (name, Some(value)),
+        None => (arg, None),
+    }
+}
+
+fn invalid_identifier(shell: &Shell, io: &Io, builtin: &str, arg: &str) {
+    shell.report(io, &format!("{builtin}: `{arg}': not a valid identifier"));
+}
+
+/// `declare -x NAME="value"` lines, as `export -p` and `declare -p` print.
+fn declaration(name: &str, var: &Var) -> String {
+    let mut flags = String::new();
+    if matches!(var.value, Value::Indexed(_)) {
+        flags.push('a');
+    }
+    if var.readonly {
+        flags.push('r');
+    }
+    if var.exported {
+        flags.push('x');
+    }
+    let flags = if flags.is_empty() {
+        "--".to_string()
+    } else {
+        format!("-{flags}")
+    };
+    match &var.value {
+        Value::Scalar(s) => format!("declare {flags} {name}={}\n", double_quote(s)),
+        Value::Indexed(map) => {
+            let items: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("[{k}]={}", double_quote(v)))
+                .collect();
+            format!("declare {flags} {name}=({})\n", items.join(" "))
+        }
+    }
+}
+
+pub(crate) fn export(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    let mut unexport = false;
+    let mut status = 0;
+    let mut names = Vec::new();
+    for arg in argv.iter().skip(1) {
+        match arg.as_str() {
+            "-n" => unexport = true,
+            "-p" | "-f" | "--" => {}
+            _ => names.push(arg.clone()),
+        }
+    }
+    if names.is_empty() {
+        let mut out = String::new();
+        for name in shell.vars.names() {
+            if let Some(var) = shell.vars.get(&name).filter(|v| v.exported) {
+                out.push_str(&declaration(&name, var));
+            }
+        }
+        io.out(out.as_bytes());
+        return Ok(0);
+    }
+    for arg in names {
+        let (name, value) = split_assignment(&arg);
+        if !is_name(name) {
+            invalid_identifier(shell, io, "export", &arg);
+            status = 1;
+            continue;
+        }
+        if unexport {
+            shell.vars.unexport(name);
+            continue;
+        }
+        if let Some(value) = value
+            && let Err(err) = shell.vars.set(name, value.to_string())
+        {
+            shell.report(io, &err.to_string());
+            status = 1;
+            continue;
+        }
+        shell.vars.mark_exported(name);
+    }
+    Ok(status)
+}
+
+pub(crate) fn unset(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    let mut functions = false;
+    let mut status = 0;
+    for arg in argv.iter().skip(1) {
+        match arg.as_str() {
+            "-f" => functions = true,
+            "-v" | "-n" => functions = false,
+            a if a.starts_with('-') => {
+                shell.report(io, &format!("unset: {a}: invalid option"));
+                io.err_line("unset: usage: unset [-f] [-v] [-n] [name ...]");
+                return Ok(2);
+            }
+            name if functions => {
+                shell.funcs.remove(name);
+            }
+            name => {
+                let base = name.split('[').next().unwrap_or(name);
+                if !is_name(base) {
+                    invalid_identifier(shell, io, "unset", name);
+                    status = 1;
+                } else if shell.vars.unset(name).is_err() {
+                    shell.report(
+                        io,
+                        &format!("unset: {name}: cannot unset: readonly variable"),
+                    );
+                    status = 1;
+                }
+            }
+        }
+    }
+    Ok(status)
+}
+
+pub(crate) fn readonly(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    let mut status = 0;
+    for arg in argv.iter().skip(1).filter(|a| !a.starts_with('-')) {
+        let (name, value) = split_assignment(arg);
+        if !is_name(name) {
+            invalid_identifier(shell, io, "readonly", arg);
+            status = 1;
+            continue;
+        }
+        if let Some(value) = value {
+            if let Err(err) = shell.vars.set(name, value.to_string()) {
+                shell.report(io, &err.to_string());
+                status = 1;
+                continue;
+            }
+        } else if shell.vars.get(name).is_none() {
+            let _ = shell.vars.set(name, String::new());
+        }
+        shell.vars.set_readonly(name);
+    }
+    Ok(status)
+}
+
+pub(crate) fn local(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    if shell.functions == 0 {
+        shell.report(io, "local: can only be used in a function");
+        return Ok(1);
+    }
+    declare_names(shell, io, "local", argv.get(1..).unwrap_or_default(), true)
+}
+
+pub(crate) fn declare(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    let args = argv.get(1..).unwrap_or_default();
+    let print = args.iter().any(|a| a == "-p");
+    let names: Vec<&String> = args
+        .iter()
+        .filter(|a| !a.starts_with('-') && !a.starts_with('+'))
+        .collect();
+    if print || names.is_empty() {
+        let wanted: Vec<String> = if names.is_empty() {
+            shell.vars.names()
+        } else {
+            names.iter().map(|s| s.to_string()).collect()
+        };
+        let mut out = String::new();
+        let mut status = 0;
+        for name in wanted {
+            match shell.vars.get(&name) {
+                Some(var) => out.push_str(&declaration(&name, var)),
+                None => {
+                    shell.report(io, &format!("declare: {name}: not found"));
+                    status = 1;
+                }
+            }
+        }
+        io.out(out.as_bytes());
+        return Ok(status);
+    }
+    let in_function = shell.functions > 0 && !args.iter().any(|a| a == "-g");
+    declare_names(shell, io, "declare", args, in_function)
+}
+
+/// The work of `local` and `declare NAME[=VALUE]` with `-x -r -a` flags.
+fn declare_names(
+    shell: &mut Shell,
+    io: &Io,
+    builtin: &str,
+    args: &[String],
+    make_local: bool,
+) -> Result<i32, Unwind> {
+    let flags: String = args
+        .iter()
+        .filter(|a| a.starts_with('-'))
+        .flat_map(|a| a.chars().skip(1))
+        .collect();
+    let mut status = 0;
+    for arg in args
+        .iter()
+        .filter(|a| !a.starts_with('-') && !a.starts_with('+'))
+    {
+        let (name, value) = split_assignment(arg);
+        if !is_name(name) {
+            invalid_identifier(shell, io, builtin, arg);
+            status = 1;
+            continue;
+        }
+        if make_local {
+            shell.vars.make_local(name);
+        }
+        let result = match value {
+            Some(v) if flags.contains('a') => {
+                let items = v.trim_start_matches('(').trim_end_matches(')');
+                let map = items
+                    .split_whitespace()
+                    .map(str::to_string)
+                    .enumerate()
+                    .collect();
+                shell.vars.set_value(name, Value::Indexed(map))
+            }
+            Some(v) => shell.vars.set(name, v.to_string()),
+            None if make_local => shell.vars.set(name, String::new()),
+            None => Ok(()),
+        };
+        if let Err(err) = result {
+            shell.report(io, &err.to_string());
+            status = 1;
+            continue;
+        }
+        if flags.contains('x') {
+            shell.vars.mark_exported(name);
+        }
+        if flags.contains('r') {
+            shell.vars.set_readonly(name);
+        }
+    }
+    Ok(status)
+}
+
+pub(crate) fn set(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    let args = argv.get(1..).unwrap_or_default();
+    if args.is_empty() {
+        let mut out = String::new();
+        for name in shell.vars.names() {
+            if let Some(Value::Scalar(v)) = shell.vars.get(&name).map(|v| &v.value) {
+                out.push_str(&format!(
+                    "{name}={}\n",
+                    crate::utils::quoting::trace_quote(v)
+                ));
+            }
+        }
+        io.out(out.as_bytes());
+        return Ok(0);
+    }
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        if arg == "--" {
+            shell.positional = args.get(i + 1..).unwrap_or_default().to_vec();
+            return Ok(0);
+        }
+        if arg == "-o" || arg == "+o" {
+            i += 1;
+            if let Some(name) = args.get(i)
+                && !shell.set_option_flag(&format!("{arg} {name}"))
+            {
+                shell.report(io, &format!("set: {name}: invalid option name"));
+                return Ok(1);
+            }
+        } else if (arg.starts_with('-') || arg.starts_with('+')) && arg.len() > 1 {
+            let sign = arg.chars().next().unwrap_or('-');
+            for c in arg.chars().skip(1) {
+                if !shell.set_option_flag(&format!("{sign}{c}")) {
+                    shell.report(io, &format!("set: {sign}{c}: invalid option"));
+                    io.err_line("set: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [-] [arg ...]");
+                    return Ok(2);
+                }
+            }
+        } else {
+            shell.positional = args.get(i..).unwrap_or_default().to_vec();
+            return Ok(0);
+        }
+        i += 1;
+    }
+    Ok(0)
+}
+
+pub(crate) fn shift(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    let n = match argv.get(1).map(|a| a.parse::<usize>()) {
+        None => 1,
+        Some(Ok(n)) => n,
+        Some(Err(_)) => {
+            let arg = argv.get(1).cloned().unwrap_or_default();
+            shell.report(io, &format!("shift: {arg}: numeric argument required"));
+            return Ok(1);
+        }
+    };
+    if n > shell.positional.len() {
+        return Ok(1);
+    }
+    shell.positional.drain(..n);
+    Ok(0)
+}
+
+pub(crate) fn let_(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    let mut last = 0;
+    for expr in argv.iter().skip(1) {
+        last = shell.eval_arith_text(expr, io)?;
+    }
+    Ok(i32::from(last == 0))
+}

@@ -1,0 +1,203 @@
+//! The sandbox's extra imports (`runtime/wit/sandbox.wit`) behind one trait.
+//!
+//! WASI 0.2 has no permission bits and no way to hand state to the next
+//! command, so the host offers `fs-meta` and `session`. On `wasm32-wasip2`
+//! `WasiHost` calls those imports; everywhere else `FakeHost` keeps the modes
+//! in memory over the real filesystem so the interpreter can be tested
+//! natively. Paths given to a `Host` are always absolute.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// File-type bits of `st_mode` (see `sandbox.wit`, `get-mode`).
+pub const S_IFMT: u32 = 0o170_000;
+/// A regular file.
+pub const S_IFREG: u32 = 0o100_000;
+/// A directory.
+pub const S_IFDIR: u32 = 0o040_000;
+/// A symbolic link.
+pub const S_IFLNK: u32 = 0o120_000;
+
+/// Permission bits the sandbox's filesystem gives new files (umask 022).
+pub const DEFAULT_FILE_MODE: u32 = 0o644;
+/// Permission bits the sandbox's filesystem gives new folders.
+pub const DEFAULT_DIR_MODE: u32 = 0o755;
+
+/// Why a metadata call failed; mirrors `types.fs-error` in `sandbox.wit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FsError {
+    /// ENOENT
+    NoEntry,
+    /// ENOTDIR
+    NotDirectory,
+    /// ELOOP
+    Loop,
+    /// EINVAL
+    Invalid,
+    /// EACCES
+    Access,
+}
+
+impl FsError {
+    /// The strerror(3) text GNU tools print for this error.
+    pub fn message(self) -> &'static str {
+        match self {
+            Self::NoEntry => "No such file or directory",
+            Self::NotDirectory => "Not a directory",
+            Self::Loop => "Too many levels of symbolic links",
+            Self::Invalid => "Invalid argument",
+            Self::Access => "Permission denied",
+        }
+    }
+}
+
+/// What the shell needs from the sandbox beyond WASI.
+pub trait Host {
+    /// The full `st_mode` (type and permission bits) of an absolute path.
+    fn get_mode(&self, path: &str, follow: bool) -> Result<u32, FsError>;
+    /// Sets the permission bits (low 0o7777) of an absolute path.
+    fn set_mode(&self, path: &str, mode: u32) -> Result<(), FsError>;
+    /// Hands the working folder and exported variables to the next command.
+    fn save_state(&self, cwd: &str, exported: &[(String, String)]);
+}
+
+/// What `save_state` hands over: the working folder and exported variables.
+pub type SavedState = (String, Vec<(String, String)>);
+
+/// A `Host` over the real filesystem with an in-memory mode table, for
+/// native runs and tests. New nodes get the sandbox's default modes.
+#[derive(Debug, Default)]
+pub struct FakeHost {
+    modes: RefCell<HashMap<String, u32>>,
+    saved: RefCell<Option<SavedState>>,
+}
+
+impl FakeHost {
+    /// A host with no modes set yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// What the last `save_state` call handed over, if any.
+    pub fn saved_state(&self) -> Option<SavedState> {
+        self.saved.borrow().clone()
+    }
+
+    /// The key under which a node's mode is kept: its canonical path, so
+    /// `a/../b` and symlinks to `b` share one entry.
+    fn key(path: &str) -> String {
+        std::fs::canonicalize(path)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| path.to_string())
+    }
+}
+
+fn fs_error(err: &std::io::Error) -> FsError {
+    match err.kind() {
+        std::io::ErrorKind::NotFound => FsError::NoEntry,
+        std::io::ErrorKind::NotADirectory => FsError::NotDirectory,
+        std::io::ErrorKind::PermissionDenied => FsError::Access,
+        _ => FsError::Invalid,
+    }
+}
+
+impl Host for FakeHost {
+    fn get_mode(&self, path: &str, follow: bool) -> Result<u32, FsError> {
+        let p = Path::new(path);
+        let meta = if follow {
+            p.metadata()
+        } else {
+            p.symlink_metadata()
+        };
+        let meta = meta.map_err(|e| fs_error(&e))?;
+        let ft = meta.file_type();
+        if ft.is_symlink() {
+            return Ok(S_IFLNK | 0o777);
+        }
+        let (kind, default) = if ft.is_dir() {
+            (S_IFDIR, DEFAULT_DIR_MODE)
+        } else {
+            (S_IFREG, DEFAULT_FILE_MODE)
+        };
+        let perm = self.modes.borrow().get(&Self::key(path)).copied();
+        Ok(kind | perm.unwrap_or(default))
+    }
+
+    fn set_mode(&self, path: &str, mode: u32) -> Result<(), FsError> {
+        Path::new(path).metadata().map_err(|e| fs_error(&e))?;
+        self.modes
+            .borrow_mut()
+            .insert(Self::key(path), mode & 0o7777);
+        Ok(())
+    }
+
+    fn save_state(&self, cwd: &str, exported: &[(String, String)]) {
+        *self.saved.borrow_mut() = Some((cwd.to_string(), exported.to_vec()));
+    }
+}
+
+#[cfg(target_os = "wasi")]
+mod wasi {
+    //! The real imports, generated from `sandbox.wit`.
+
+    wit_bindgen::generate!({
+        path: "../runtime/wit",
+        world: "ephemeral:sandbox/shell",
+    });
+
+    use ephemeral::sandbox::types::FsError as WitError;
+    use ephemeral::sandbox::{fs_meta, session};
+
+    fn convert(err: WitError) -> super::FsError {
+        match err {
+            WitError::NoEntry => super::FsError::NoEntry,
+            WitError::NotDirectory => super::FsError::NotDirectory,
+            WitError::Loop => super::FsError::Loop,
+            WitError::Invalid => super::FsError::Invalid,
+            WitError::Access => super::FsError::Access,
+        }
+    }
+
+    /// The sandbox host, reached through the component's imports.
+    #[derive(Debug, Default)]
+    pub struct WasiHost;
+
+    impl super::Host for WasiHost {
+        fn get_mode(&self, path: &str, follow: bool) -> Result<u32, super::FsError> {
+            fs_meta::get_mode(path, follow).map_err(convert)
+        }
+
+        fn set_mode(&self, path: &str, mode: u32) -> Result<(), super::FsError> {
+            fs_meta::set_mode(path, mode).map_err(convert)
+        }
+
+        fn save_state(&self, cwd: &str, exported: &[(String, String)]) {
+            session::save_state(cwd, exported);
+        }
+    }
+}
+
+#[cfg(target_os = "wasi")]
+pub use wasi::WasiHost;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fake_host_defaults_and_remembers_modes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"x").expect("write");
+        let path = file.to_string_lossy().into_owned();
+        let host = FakeHost::new();
+        assert_eq!(host.get_mode(&path, true), Ok(S_IFREG | 0o644));
+        host.set_mode(&path, 0o755).expect("set");
+        assert_eq!(host.get_mode(&path, true), Ok(S_IFREG | 0o755));
+        let missing = dir.path().join("nope").to_string_lossy().into_owned();
+        assert_eq!(host.get_mode(&missing, true), Err(FsError::NoEntry));
+        let dir_path = dir.path().to_string_lossy().into_owned();
+        assert_eq!(host.get_mode(&dir_path, true), Ok(S_IFDIR | 0o755));
+    }
+}

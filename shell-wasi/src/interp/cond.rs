@@ -1,0 +1,110 @@
+//! `[[ ... ]]`: like `test`, but operands are expanded without splitting,
+//! `==`/`!=` take patterns, `-eq` and friends take arithmetic, and `&&`,
+//! `||` short-circuit.
+
+use brush_parser::ast::{self, BinaryPredicate, ExtendedTestExpr};
+
+use super::Shell;
+use crate::errors::{ShellError, Unwind};
+use crate::streams::Io;
+use crate::utils::test::{TestContext, binary, unary};
+
+/// Why a `[[ ]]` could not be decided.
+enum CondError {
+    Shell(ShellError),
+    Message(String),
+}
+
+impl From<ShellError> for CondError {
+    fn from(err: ShellError) -> Self {
+        Self::Shell(err)
+    }
+}
+
+impl Shell {
+    pub(crate) fn run_extended_test(
+        &mut self,
+        expr: &ExtendedTestExpr,
+        io: &Io,
+    ) -> Result<i32, Unwind> {
+        match self.eval_cond(expr, io) {
+            Ok(true) => Ok(0),
+            Ok(false) => Ok(1),
+            Err(CondError::Shell(err)) => Err(self.fail(io, &err)),
+            Err(CondError::Message(msg)) => {
+                self.report(io, &msg);
+                Ok(2)
+            }
+        }
+    }
+
+    fn eval_cond(&mut self, expr: &ExtendedTestExpr, io: &Io) -> Result<bool, CondError> {
+        Ok(match expr {
+            ExtendedTestExpr::And(a, b) => self.eval_cond(a, io)? && self.eval_cond(b, io)?,
+            ExtendedTestExpr::Or(a, b) => self.eval_cond(a, io)? || self.eval_cond(b, io)?,
+            ExtendedTestExpr::Not(e) => !self.eval_cond(e, io)?,
+            ExtendedTestExpr::Parenthesized(e) => self.eval_cond(e, io)?,
+            ExtendedTestExpr::UnaryTest(op, word) => {
+                let operand = self.expand_string(word, io)?;
+                let vars = &self.vars;
+                let is_set = |name: &str| vars.get(name).is_some();
+                let ctx = TestContext {
+                    cwd: &self.cwd,
+                    host: self.host.as_ref(),
+                    is_set: &is_set,
+                };
+                unary(op, &operand, &ctx)
+            }
+            ExtendedTestExpr::BinaryTest(op, left, right) => {
+                self.eval_binary(op, left, right, io)?
+            }
+        })
+    }
+
+    fn eval_binary(
+        &mut self,
+        op: &BinaryPredicate,
+        left: &ast::Word,
+        right: &ast::Word,
+        io: &Io,
+    ) -> Result<bool, CondError> {
+        use BinaryPredicate as B;
+        match op {
+            B::StringExactlyMatchesPattern | B::StringExactlyMatchesString => {
+                let l = self.expand_string(left, io)?;
+                let pattern = self.expand_pattern(right, io)?;
+                return Ok(super::pattern_matches(&pattern, &l));
+            }
+            B::StringDoesNotExactlyMatchPattern | B::StringDoesNotExactlyMatchString => {
+                let l = self.expand_string(left, io)?;
+                let pattern = self.expand_pattern(right, io)?;
+                return Ok(!super::pattern_matches(&pattern, &l));
+            }
+            B::ArithmeticEqualTo
+            | B::ArithmeticNotEqualTo
+            | B::ArithmeticLessThan
+            | B::ArithmeticLessThanOrEqualTo
+            | B::ArithmeticGreaterThan
+            | B::ArithmeticGreaterThanOrEqualTo => {
+                let l = self.arith_expand_eval(&left.value, io)?.to_string();
+                let r = self.arith_expand_eval(&right.value, io)?.to_string();
+                return self.plain_binary(op, &l, &r);
+            }
+            _ => {}
+        }
+        let l = self.expand_string(left, io)?;
+        let r = self.expand_string(right, io)?;
+        self.plain_binary(op, &l, &r)
+    }
+
+    fn plain_binary(&self, op: &BinaryPredicate, l: &str, r: &str) -> Result<bool, CondError> {
+        let vars = &self.vars;
+        let is_set = |name: &str| vars.get(name).is_some();
+        let ctx = TestContext {
+            cwd: &self.cwd,
+            host: self.host.as_ref(),
+            is_set: &is_set,
+        };
+        binary(op, l, r, &ctx).map_err(CondError::Message)
+    }
+}

@@ -1,0 +1,305 @@
+//! Walking the syntax tree: lists, `&&`/`||`, and compound commands
+//! (`if`, loops, `case`, groups, subshells, `(( ))`, `[[ ]]`).
+
+use brush_parser::ast;
+
+use super::Shell;
+use crate::errors::Unwind;
+use crate::streams::Io;
+
+/// What a loop does after one pass of its body.
+enum LoopStep {
+    Next,
+    Stop,
+}
+
+impl Shell {
+    /// Runs `a; b & c` items in order. `&` runs synchronously: the sandbox
+    /// has no background jobs, and waiting keeps output deterministic.
+    pub(crate) fn run_list(&mut self, list: &ast::CompoundList, io: &Io) -> Result<i32, Unwind> {
+        let mut status = 0;
+        for item in &list.0 {
+            status = self.run_and_or(&item.0, io)?;
+            self.status = status;
+        }
+        Ok(status)
+    }
+
+    fn run_and_or(&mut self, list: &ast::AndOrList, io: &Io) -> Result<i32, Unwind> {
+        // Every pipeline but the last of `a && b || c` is a condition for
+        // `set -e`; only a failure of the last one may exit the shell.
+        let guarded = !list.additional.is_empty();
+        if guarded {
+            self.in_condition += 1;
+        }
+        let first = self.run_pipeline(&list.first, io);
+        if guarded {
+            self.in_condition -= 1;
+        }
+        let mut status = first?;
+        let last_index = list.additional.len();
+        for (i, next) in list.additional.iter().enumerate() {
+            self.status = status;
+            let (run, pipeline) = match next {
+                ast::AndOr::And(p) => (status == 0, p),
+                ast::AndOr::Or(p) => (status != 0, p),
+            };
+            if !run {
+                continue;
+            }
+            let is_last = i + 1 == last_index;
+            if !is_last {
+                self.in_condition += 1;
+            }
+            let result = self.run_pipeline(pipeline, io);
+            if !is_last {
+                self.in_condition -= 1;
+            }
+            status = result?;
+        }
+        Ok(status)
+    }
+
+    /// Exits on failure under `set -e`, outside conditions.
+    pub(crate) fn check_errexit(&self, status: i32, negated: bool) -> Result<(), Unwind> {
+        if self.opts.errexit && status != 0 && self.in_condition == 0 && !negated {
+            return Err(Unwind::Exit(status));
+        }
+        Ok(())
+    }
+
+    /// Runs one element of a pipeline.
+    pub(crate) fn run_command(&mut self, cmd: &ast::Command, io: &Io) -> Result<i32, Unwind> {
+        match cmd {
+            ast::Command::Simple(simple) => self.run_simple(simple, io),
+            ast::Command::Compound(compound, redirects) => {
+                let Some(redirects) = redirects else {
+                    return self.run_compound(compound, io);
+                };
+                let items: Vec<&ast::IoRedirect> = redirects.0.iter().collect();
+                let cmd_io = match self.open_redirects(&items, io)? {
+                    Ok(cmd_io) => cmd_io,
+                    Err(status) => return Ok(status),
+                };
+                let result = self.run_compound(compound, &cmd_io);
+                cmd_io.flush();
+                result
+            }
+            ast::Command::Function(def) => {
+                let name = def.fname.value.clone();
+                self.funcs.insert(name, std::rc::Rc::new(def.clone()));
+                Ok(0)
+            }
+            ast::Command::ExtendedTest(test, _) => self.run_extended_test(&test.expr, io),
+        }
+    }
+
+    pub(crate) fn run_compound(
+        &mut self,
+        cmd: &ast::CompoundCommand,
+        io: &Io,
+    ) -> Result<i32, Unwind> {
+        use ast::CompoundCommand as C;
+        match cmd {
+            C::BraceGroup(group) => self.run_list(&group.list, io),
+            C::Subshell(sub) => self.run_subshell(&sub.list, io),
+            C::IfClause(clause) => self.run_if(clause, io),
+            C::WhileClause(clause) => self.run_while(clause, io, true),
+            C::UntilClause(clause) => self.run_while(clause, io, false),
+            C::ForClause(clause) => self.run_for(clause, io),
+            C::CaseClause(clause) => self.run_case(clause, io),
+            C::Arithmetic(arith) => self.run_arith_command(&arith.expr.value, io),
+            C::ArithmeticForClause(clause) => self.run_arith_for(clause, io),
+            C::Coprocess(_) => {
+                self.report(io, "coproc: not supported in this sandbox");
+                Ok(1)
+            }
+        }
+    }
+
+    /// `( ... )`: a clone of the shell; nothing it changes comes back.
+    pub(crate) fn run_subshell(
+        &mut self,
+        list: &ast::CompoundList,
+        io: &Io,
+    ) -> Result<i32, Unwind> {
+        if let Err(err) = self.enter() {
+            return Err(self.fail(io, &err));
+        }
+        let mut child = self.clone();
+        let status = match child.run_list(list, io) {
+            Ok(status) => status,
+            Err(Unwind::Exit(status) | Unwind::Abort(status) | Unwind::Return(status)) => status,
+            Err(Unwind::Break(_) | Unwind::Continue(_)) => child.status,
+        };
+        self.depth -= 1;
+        Ok(status)
+    }
+
+    /// Runs a condition list, where `set -e` is suspended.
+    fn run_condition(&mut self, list: &ast::CompoundList, io: &Io) -> Result<i32, Unwind> {
+        self.in_condition += 1;
+        let result = self.run_list(list, io);
+        self.in_condition -= 1;
+        result
+    }
+
+    fn run_if(&mut self, clause: &ast::IfClauseCommand, io: &Io) -> Result<i32, Unwind> {
+        if self.run_condition(&clause.condition, io)? == 0 {
+            return self.run_list(&clause.then, io);
+        }
+        for branch in clause.elses.iter().flatten() {
+            match &branch.condition {
+                Some(cond) => {
+                    if self.run_condition(cond, io)? == 0 {
+                        return self.run_list(&branch.body, io);
+                    }
+                }
+                None => return self.run_list(&branch.body, io),
+            }
+        }
+        Ok(0)
+    }
+
+    /// Runs a loop body once, turning `break`/`continue` into loop steps.
+    fn loop_body(
+        &mut self,
+        body: &ast::CompoundList,
+        io: &Io,
+        status: &mut i32,
+    ) -> Result<LoopStep, Unwind> {
+        self.loops += 1;
+        let result = self.run_list(body, io);
+        self.loops -= 1;
+        match result {
+            Ok(s) => {
+                *status = s;
+                Ok(LoopStep::Next)
+            }
+            Err(Unwind::Break(n)) if n > 1 => Err(Unwind::Break(n - 1)),
+            Err(Unwind::Break(_)) => Ok(LoopStep::Stop),
+            Err(Unwind::Continue(n)) if n > 1 => Err(Unwind::Continue(n - 1)),
+            Err(Unwind::Continue(_)) => Ok(LoopStep::Next),
+            Err(other) => Err(other),
+        }
+    }
+
+    fn run_while(
+        &mut self,
+        clause: &ast::WhileOrUntilClauseCommand,
+        io: &Io,
+        want_success: bool,
+    ) -> Result<i32, Unwind> {
+        let mut status = 0;
+        loop {
+            let cond = self.run_condition(&clause.0, io)?;
+            if (cond == 0) != want_success {
+                break;
+            }
+            if let LoopStep::Stop = self.loop_body(&clause.1.list, io, &mut status)? {
+                break;
+            }
+        }
+        Ok(status)
+    }
+
+    fn run_for(&mut self, clause: &ast::ForClauseCommand, io: &Io) -> Result<i32, Unwind> {
+        let values = match &clause.values {
+            Some(words) => match self.expand_words(words, io) {
+                Ok(v) => v,
+                Err(err) => return Err(self.fail(io, &err)),
+            },
+            None => self.positional.clone(),
+        };
+        let mut status = 0;
+        for value in values {
+            if let Err(err) = self.vars.set(&clause.variable_name, value) {
+                return Err(self.fail(io, &err));
+            }
+            if let LoopStep::Stop = self.loop_body(&clause.body.list, io, &mut status)? {
+                break;
+            }
+        }
+        Ok(status)
+    }
+
+    fn run_arith_for(
+        &mut self,
+        clause: &ast::ArithmeticForClauseCommand,
+        io: &Io,
+    ) -> Result<i32, Unwind> {
+        if let Some(init) = &clause.initializer {
+            self.eval_arith_text(&init.value, io)?;
+        }
+        let mut status = 0;
+        loop {
+            if let Some(cond) = &clause.condition
+                && self.eval_arith_text(&cond.value, io)? == 0
+            {
+                break;
+            }
+            if let LoopStep::Stop = self.loop_body(&clause.body.list, io, &mut status)? {
+                break;
+            }
+            if let Some(update) = &clause.updater {
+                self.eval_arith_text(&update.value, io)?;
+            }
+        }
+        Ok(status)
+    }
+
+    /// `(( expr ))`: status 0 when the value is non-zero.
+    fn run_arith_command(&mut self, text: &str, io: &Io) -> Result<i32, Unwind> {
+        let value = self.eval_arith_text(text, io)?;
+        Ok(i32::from(value == 0))
+    }
+
+    /// Expands and evaluates arithmetic text, reporting errors bash-style.
+    pub(crate) fn eval_arith_text(&mut self, text: &str, io: &Io) -> Result<i64, Unwind> {
+        match self.arith_expand_eval(text, io) {
+            Ok(v) => Ok(v),
+            Err(err) => Err(self.fail(io, &err)),
+        }
+    }
+
+    fn run_case(&mut self, clause: &ast::CaseClauseCommand, io: &Io) -> Result<i32, Unwind> {
+        let subject = match self.expand_string(&clause.value, io) {
+            Ok(s) => s,
+            Err(err) => return Err(self.fail(io, &err)),
+        };
+        let mut status = 0;
+        let mut fall_through = false;
+        for item in &clause.cases {
+            if !fall_through && !self.case_item_matches(item, &subject, io)? {
+                continue;
+            }
+            if let Some(cmd) = &item.cmd {
+                status = self.run_list(cmd, io)?;
+            }
+            match item.post_action {
+                ast::CaseItemPostAction::ExitCase => return Ok(status),
+                ast::CaseItemPostAction::UnconditionallyExecuteNextCaseItem => fall_through = true,
+                ast::CaseItemPostAction::ContinueEvaluatingCases => fall_through = false,
+            }
+        }
+        Ok(status)
+    }
+
+    fn case_item_matches(
+        &mut self,
+        item: &ast::CaseItem,
+        subject: &str,
+        io: &Io,
+    ) -> Result<bool, Unwind> {
+        for pattern in &item.patterns {
+            let pattern = match self.expand_pattern(pattern, io) {
+                Ok(p) => p,
+                Err(err) => return Err(self.fail(io, &err)),
+            };
+            if super::pattern_matches(&pattern, subject) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}

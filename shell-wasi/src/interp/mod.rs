@@ -1,0 +1,439 @@
+//! The interpreter: shell state and the entry points that run text.
+//!
+//! `Shell` is the whole state of one bash process: variables, functions,
+//! working folder, positional parameters, options. A subshell, a pipeline
+//! stage or a command substitution is a clone of it, which is how their
+//! changes stay local without fork(2). The working folder is kept here as a
+//! logical path and every file access resolves against it, so clones never
+//! share a process-wide cwd.
+//!
+//! The work is split by concept: `exec` walks lists and compound commands,
+//! `simple` runs one simple command, `pipeline` connects stages,
+//! `redirect` builds a command's descriptors, `expand`/`param`/`arith`/`glob`
+//! turn words into fields.
+
+mod arith;
+mod cond;
+mod exec;
+mod expand;
+mod glob;
+mod param;
+mod pipeline;
+mod redirect;
+pub(crate) mod script;
+mod simple;
+pub(crate) mod vars;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use brush_parser::ast;
+
+use crate::errors::{ShellError, Unwind};
+use crate::host::Host;
+use crate::streams::Io;
+use vars::Vars;
+
+pub(crate) use arith::parse_number;
+pub(crate) use glob::pattern_matches;
+
+/// Deepest nesting of function calls, subshells, substitutions and
+/// scripts. Each level costs interpreter stack, and the wasm stack is
+/// small, so runaway recursion must stop with an error before it overflows.
+pub(crate) const MAX_NESTING: usize = 128;
+
+/// `$$`. There are no processes; a fixed, plausible number keeps `$$`
+/// usable in temporary file names.
+pub(crate) const SHELL_PID: u32 = 2;
+
+/// Options set with `set -e`, `set -u`, `set -o pipefail`, `set -x`.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Options {
+    pub(crate) errexit: bool,
+    pub(crate) nounset: bool,
+    pub(crate) pipefail: bool,
+    pub(crate) xtrace: bool,
+}
+
+/// The state of one (sub)shell.
+#[derive(Clone)]
+pub struct Shell {
+    pub(crate) vars: Vars,
+    pub(crate) funcs: HashMap<String, Rc<ast::FunctionDefinition>>,
+    /// Absolute, logical working folder (what `pwd` prints).
+    pub(crate) cwd: String,
+    /// `$?`.
+    pub(crate) status: i32,
+    /// `$1`, `$2`, ...
+    pub(crate) positional: Vec<String>,
+    /// `$0`, also the name in error messages of `-c` text.
+    pub(crate) arg0: String,
+    pub(crate) host: Rc<dyn Host>,
+    pub(crate) opts: Options,
+    /// Current nesting (see `MAX_NESTING`).
+    pub(crate) depth: usize,
+    /// Loops we are inside, for `break`/`continue`.
+    pub(crate) loops: u32,
+    /// Functions we are inside, for `return` and `local`.
+    pub(crate) functions: u32,
+    /// Set while running an `if`/`while` condition or the left of `&&`,
+    /// where `set -e` does not apply.
+    pub(crate) in_condition: u32,
+    /// Where messages say the error is: `bash: line 3: ...`.
+    pub(crate) location: Location,
+    /// Status of the last `$(...)` of the current simple command, which is
+    /// the status of a command made only of assignments.
+    pub(crate) subst_status: Option<i32>,
+    /// Running a script file rather than `-c` text (changes messages).
+    pub(crate) is_script: bool,
+    /// Files being `source`d, where `return` is allowed.
+    pub(crate) sourcing: u32,
+}
+
+/// The "NAME: line N" part of bash's error messages.
+#[derive(Debug, Clone)]
+pub(crate) struct Location {
+    /// `bash` (really `$0`) for `-c` text, the script path for scripts,
+    /// `environment` inside functions of `-c` text (bash's own quirk).
+    pub(crate) name: String,
+    /// Line of the command running, 1-based, within the current text.
+    pub(crate) line: usize,
+    /// Added to `line`: where the current text starts inside the outer one.
+    pub(crate) base: usize,
+}
+
+impl Shell {
+    /// A new shell as `bash -c` starts it: environment variables become
+    /// exported shell variables and the working folder is `$PWD` if that
+    /// is a folder.
+    pub fn new(
+        host: Rc<dyn Host>,
+        env: &[(String, String)],
+        arg0: String,
+        args: Vec<String>,
+    ) -> Self {
+        let mut vars = Vars::from_env(env);
+        let cwd = initial_cwd(vars.scalar("PWD"));
+        let _ = vars.set("PWD", cwd.clone());
+        if vars.scalar("IFS").is_none() {
+            let _ = vars.set("IFS", " \t\n".to_string());
+        }
+        let location = Location {
+            name: arg0.clone(),
+            line: 1,
+            base: 0,
+        };
+        Self {
+            vars,
+            funcs: HashMap::new(),
+            cwd,
+            status: 0,
+            positional: args,
+            arg0,
+            host,
+            opts: Options::default(),
+            depth: 0,
+            loops: 0,
+            functions: 0,
+            in_condition: 0,
+            location,
+            subst_status: None,
+            is_script: false,
+            sourcing: 0,
+        }
+    }
+
+    /// Runs `-c` text to the end and returns the exit status.
+    pub(crate) fn run_toplevel(&mut self, text: &str, io: &Io) -> i32 {
+        let program = match parse_program(text) {
+            Ok(p) => p,
+            Err(msg) => {
+                io.err(msg.render(&self.syntax_label()).as_bytes());
+                return 2;
+            }
+        };
+        for command in &program.complete_commands {
+            match self.run_list(command, io) {
+                Ok(status) => self.status = status,
+                Err(Unwind::Exit(status)) => return status,
+                Err(Unwind::Abort(status)) => self.status = status,
+                // `break` outside a loop, `return` outside a function: bash
+                // already complained; carry on with the status.
+                Err(Unwind::Break(_) | Unwind::Continue(_)) => {}
+                Err(Unwind::Return(status)) => self.status = status,
+            }
+        }
+        self.status
+    }
+
+    /// Runs text inside the current shell (`eval`, `source`, `$(...)`):
+    /// control flow propagates to the caller.
+    pub(crate) fn run_text(&mut self, text: &str, io: &Io) -> Result<i32, Unwind> {
+        let program = match parse_program(text) {
+            Ok(p) => p,
+            Err(msg) => {
+                io.err(msg.render(&self.syntax_label()).as_bytes());
+                return Ok(2);
+            }
+        };
+        let mut status = 0;
+        for command in &program.complete_commands {
+            status = self.run_list(command, io)?;
+            self.status = status;
+        }
+        Ok(status)
+    }
+
+    pub(crate) fn sourcing(&self) -> bool {
+        self.sourcing > 0
+    }
+
+    /// Applies `-e`, `+x`, `-o pipefail`, ... Returns false if unknown.
+    pub(crate) fn set_option_flag(&mut self, flag: &str) -> bool {
+        let on = flag.starts_with('-');
+        let name = flag.trim_start_matches(['-', '+']).trim_start_matches("o ");
+        match name {
+            "e" | "errexit" => self.opts.errexit = on,
+            "u" | "nounset" => self.opts.nounset = on,
+            "x" | "xtrace" => self.opts.xtrace = on,
+            "pipefail" => self.opts.pipefail = on,
+            // Accepted and without effect here.
+            "h" | "B" | "H" | "f" | "noglob" | "v" | "verbose" | "posix" | "noclobber" | "C"
+            | "m" | "monitor" | "hashall" | "braceexpand" | "histexpand" | "a" | "allexport" => {}
+            _ => return false,
+        }
+        true
+    }
+
+    /// How syntax errors name the text: `bash: -c` or the script's path.
+    fn syntax_label(&self) -> String {
+        if self.is_script {
+            self.arg0.clone()
+        } else {
+            format!("{}: -c", self.arg0)
+        }
+    }
+
+    /// Prints `bash: line N: MESSAGE` to the given stderr.
+    pub(crate) fn report(&self, io: &Io, msg: &str) {
+        io.err_line(&format!("{}: {msg}", self.prefix()));
+    }
+
+    /// `bash: line N` for the command running now.
+    pub(crate) fn prefix(&self) -> String {
+        let loc = &self.location;
+        format!("{}: line {}", loc.name, loc.base + loc.line)
+    }
+
+    /// Reports an expansion error and turns it into control flow.
+    pub(crate) fn fail(&self, io: &Io, err: &ShellError) -> Unwind {
+        self.report(io, &err.to_string());
+        err.unwind()
+    }
+
+    /// Enters one nesting level, or fails when too deep.
+    pub(crate) fn enter(&mut self) -> Result<(), ShellError> {
+        if self.depth >= MAX_NESTING {
+            return Err(ShellError::NestingLimit);
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// An absolute path for `path` as seen from the working folder.
+    pub(crate) fn resolve(&self, path: &str) -> PathBuf {
+        resolve_in(&self.cwd, path)
+    }
+
+    /// The environment a child program gets.
+    pub(crate) fn child_env(&self) -> Vec<(String, String)> {
+        self.vars.exported()
+    }
+}
+
+/// `path` resolved against `cwd` when relative.
+pub(crate) fn resolve_in(cwd: &str, path: &str) -> PathBuf {
+    if path.starts_with('/') {
+        PathBuf::from(path)
+    } else {
+        PathBuf::from(cwd).join(path)
+    }
+}
+
+/// `path` made absolute and free of `.`/`..`, without touching the
+/// filesystem; what the host's metadata calls expect.
+pub(crate) fn normalize(cwd: &str, path: &str) -> String {
+    let joined = resolve_in(cwd, path);
+    let mut parts: Vec<String> = Vec::new();
+    for comp in joined.to_string_lossy().split('/') {
+        match comp {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            other => parts.push(other.to_string()),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+fn initial_cwd(pwd: Option<&str>) -> String {
+    if let Some(pwd) = pwd
+        && pwd.starts_with('/')
+        && std::path::Path::new(pwd).is_dir()
+    {
+        return normalize("/", pwd);
+    }
+    std::env::current_dir()
+        .ok()
+        .and_then(|p| p.to_str().map(str::to_string))
+        .unwrap_or_else(|| "/".to_string())
+}
+
+/// A syntax error, rendered as bash renders it.
+pub(crate) struct SyntaxError {
+    line: usize,
+    message: String,
+    /// The offending line, which bash echoes for "unexpected token".
+    echo_line: Option<String>,
+}
+
+impl SyntaxError {
+    fn render(&self, label: &str) -> String {
+        let mut out = format!("{label}: line {}: {}\n", self.line, self.message);
+        if let Some(line) = &self.echo_line {
+            out.push_str(&format!("{label}: line {}: `{line}'\n", self.line));
+        }
+        out
+    }
+}
+
+/// Deepest bracket nesting accepted before parsing: the parser recurses
+/// per level and must not overflow the stack on hostile input.
+const MAX_SYNTAX_DEPTH: usize = 100;
+
+/// Parses shell text with brush-parser, mapping its errors to bash's words.
+pub(crate) fn parse_program(text: &str) -> Result<ast::Program, SyntaxError> {
+    if syntax_depth(text) > MAX_SYNTAX_DEPTH {
+        return Err(SyntaxError {
+            line: 1,
+            message: "syntax error: nesting too deep".to_string(),
+            echo_line: None,
+        });
+    }
+    let options = parser_options();
+    let mut parser = brush_parser::Parser::new(std::io::BufReader::new(text.as_bytes()), &options);
+    parser.parse_program().map_err(|e| syntax_error(text, &e))
+}
+
+pub(crate) fn parser_options() -> brush_parser::ParserOptions {
+    brush_parser::ParserOptions {
+        enable_extended_globbing: false,
+        ..Default::default()
+    }
+}
+
+fn syntax_depth(text: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    for b in text.bytes() {
+        match b {
+            b'(' | b'{' | b'[' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b')' | b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+fn syntax_error(text: &str, err: &brush_parser::ParseError) -> SyntaxError {
+    use brush_parser::ParseError as P;
+    use brush_parser::TokenizerError as T;
+    let end_line = text.matches('\n').count() + 1;
+    match err {
+        P::ParsingNear(pos) => {
+            let token = token_at(text, pos.index);
+            let line_text = text.lines().nth(pos.line.saturating_sub(1)).unwrap_or("");
+            SyntaxError {
+                line: pos.line.max(1),
+                message: format!("syntax error near unexpected token `{token}'"),
+                echo_line: Some(line_text.to_string()),
+            }
+        }
+        P::ParsingAtEndOfInput => SyntaxError {
+            line: end_line + usize::from(!text.ends_with('\n')),
+            message: "syntax error: unexpected end of file".to_string(),
+            echo_line: None,
+        },
+        P::Tokenizing { inner, position } => {
+            let line = position.as_ref().map_or(end_line, |p| p.line.max(1));
+            let quote = match inner {
+                T::UnterminatedSingleQuote(_) | T::UnterminatedAnsiCQuote(_) => Some('\''),
+                T::UnterminatedDoubleQuote(_) => Some('"'),
+                T::UnterminatedBackquote(_) => Some('`'),
+                T::UnterminatedCommandSubstitution => Some(')'),
+                T::UnterminatedVariable | T::UnterminatedExpansion => Some('}'),
+                _ => None,
+            };
+            let message = match quote {
+                Some(q) => format!("unexpected EOF while looking for matching `{q}'"),
+                None => "syntax error: unexpected end of file".to_string(),
+            };
+            SyntaxError {
+                line,
+                message,
+                echo_line: None,
+            }
+        }
+    }
+}
+
+/// The token starting at byte `index`: an operator or a word.
+fn token_at(text: &str, index: usize) -> String {
+    let rest = text.get(index..).unwrap_or("");
+    for op in [
+        ";;&", ";;", ";&", "&&", "||", ">>", "<<", "(", ")", ";", "&", "|", "<", ">",
+    ] {
+        if rest.starts_with(op) {
+            return op.to_string();
+        }
+    }
+    let word: String = rest
+        .chars()
+        .take_while(|c| !c.is_whitespace() && !";&|()<>".contains(*c))
+        .collect();
+    if word.is_empty() {
+        "newline".to_string()
+    } else {
+        word
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_resolves_dots() {
+        assert_eq!(normalize("/tmp/a", "../b/./c"), "/tmp/b/c");
+        assert_eq!(normalize("/tmp", "/x/.."), "/");
+    }
+
+    #[test]
+    fn syntax_errors_name_the_token() {
+        let err = parse_program("echo a; )").expect_err("error");
+        assert_eq!(
+            err.render("bash: -c"),
+            "bash: -c: line 1: syntax error near unexpected token `)'\nbash: -c: line 1: `echo a; )'\n"
+        );
+    }
+
+    #[test]
+    fn hostile_nesting_is_refused() {
+        let text = "(".repeat(10_000);
+        assert!(parse_program(&text).is_err());
+    }
+}

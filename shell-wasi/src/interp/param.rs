@@ -1,0 +1,633 @@
+//! Parameter expansion: `$x`, `${x:-d}`, `${#x}`, `${x%pat}`, `${x/a/b}`,
+//! `${x:1:2}`, `$@`, arrays and the special parameters.
+
+use brush_parser::word::{
+    Parameter, ParameterExpr, ParameterTestType, SpecialParameter, SubstringMatchKind,
+};
+
+use super::Shell;
+use super::expand::{Part, join_parts};
+use super::glob::pattern_matches;
+use super::vars::Value;
+use crate::errors::ShellError;
+use crate::streams::Io;
+
+/// The value of a parameter before any operator applies.
+#[derive(Debug, Clone)]
+enum ParamValue {
+    Unset,
+    Scalar(String),
+    /// `$@`, `$*`, `${a[@]}`, `${a[*]}`; `joined` is the `*` form.
+    List {
+        items: Vec<String>,
+        joined: bool,
+    },
+}
+
+impl ParamValue {
+    fn is_unset(&self) -> bool {
+        matches!(self, Self::Unset)
+    }
+
+    fn is_null(&self) -> bool {
+        match self {
+            Self::Unset => true,
+            Self::Scalar(s) => s.is_empty(),
+            Self::List { items, .. } => items.iter().all(String::is_empty),
+        }
+    }
+
+    /// Applies `f` to the value or to each element.
+    fn map(self, f: impl Fn(&str) -> String) -> Self {
+        match self {
+            Self::Unset => Self::Unset,
+            Self::Scalar(s) => Self::Scalar(f(&s)),
+            Self::List { items, joined } => Self::List {
+                items: items.iter().map(|s| f(s)).collect(),
+                joined,
+            },
+        }
+    }
+}
+
+impl Shell {
+    pub(crate) fn expand_parameter(
+        &mut self,
+        expr: &ParameterExpr,
+        quoted: bool,
+        io: &Io,
+        out: &mut Vec<Part>,
+    ) -> Result<(), ShellError> {
+        use ParameterExpr as E;
+        let value = match expr {
+            E::Parameter {
+                parameter,
+                indirect,
+            } => self.param_value(parameter, *indirect)?,
+            E::UseDefaultValues {
+                parameter,
+                indirect,
+                test_type,
+                default_value,
+            } => {
+                let value = self.param_value(parameter, *indirect)?;
+                if !is_missing(&value, test_type) {
+                    value
+                } else {
+                    let text = default_value.as_deref().unwrap_or("");
+                    out.extend(self.nested_parts(text, quoted, io)?);
+                    return Ok(());
+                }
+            }
+            E::AssignDefaultValues {
+                parameter,
+                indirect,
+                test_type,
+                default_value,
+            } => {
+                let value = self.param_value(parameter, *indirect)?;
+                if !is_missing(&value, test_type) {
+                    value
+                } else {
+                    let text = default_value.as_deref().unwrap_or("");
+                    let parts = self.nested_parts(text, true, io)?;
+                    let assigned = join_parts(&parts);
+                    if let Parameter::Named(name) = parameter {
+                        self.vars.set(name, assigned.clone())?;
+                    }
+                    ParamValue::Scalar(assigned)
+                }
+            }
+            E::IndicateErrorIfNullOrUnset {
+                parameter,
+                indirect,
+                test_type,
+                error_message,
+            } => {
+                let value = self.param_value(parameter, *indirect)?;
+                if !is_missing(&value, test_type) {
+                    value
+                } else {
+                    let message = match error_message {
+                        Some(text) => join_parts(&self.nested_parts(text, true, io)?),
+                        None if matches!(test_type, ParameterTestType::Unset) => {
+                            "parameter not set".to_string()
+                        }
+                        None => "parameter null or not set".to_string(),
+                    };
+                    return Err(ShellError::ParameterUnset {
+                        name: param_name(parameter),
+                        message,
+                    });
+                }
+            }
+            E::UseAlternativeValue {
+                parameter,
+                indirect,
+                test_type,
+                alternative_value,
+            } => {
+                let value = self.param_value(parameter, *indirect)?;
+                if !is_missing(&value, test_type) {
+                    let text = alternative_value.as_deref().unwrap_or("");
+                    out.extend(self.nested_parts(text, quoted, io)?);
+                }
+                return Ok(());
+            }
+            E::ParameterLength {
+                parameter,
+                indirect,
+            } => {
+                let len = match self.param_value(parameter, *indirect)? {
+                    ParamValue::Unset => 0,
+                    ParamValue::Scalar(s) => s.chars().count(),
+                    ParamValue::List { items, .. } => items.len(),
+                };
+                ParamValue::Scalar(len.to_string())
+            }
+            E::RemoveSmallestSuffixPattern {
+                parameter,
+                indirect,
+                pattern,
+            }
+            | E::RemoveLargestSuffixPattern {
+                parameter,
+                indirect,
+                pattern,
+            }
+            | E::RemoveSmallestPrefixPattern {
+                parameter,
+                indirect,
+                pattern,
+            }
+            | E::RemoveLargestPrefixPattern {
+                parameter,
+                indirect,
+                pattern,
+            } => {
+                let value = self.param_value(parameter, *indirect)?;
+                let pat = self.pattern_from_text(pattern.as_deref().unwrap_or(""), io)?;
+                let (suffix, largest) = match expr {
+                    E::RemoveSmallestSuffixPattern { .. } => (true, false),
+                    E::RemoveLargestSuffixPattern { .. } => (true, true),
+                    E::RemoveSmallestPrefixPattern { .. } => (false, false),
+                    _ => (false, true),
+                };
+                value.map(|s| remove_affix(s, &pat, suffix, largest))
+            }
+            E::Substring {
+                parameter,
+                indirect,
+                offset,
+                length,
+            } => {
+                let value = self.param_value(parameter, *indirect)?;
+                let start = self.arith_expand_eval(&offset.value, io)?;
+                let len = match length {
+                    Some(l) => Some(self.arith_expand_eval(&l.value, io)?),
+                    None => None,
+                };
+                substring(value, start, len, &param_name(parameter))?
+            }
+            E::ReplaceSubstring {
+                parameter,
+                indirect,
+                pattern,
+                replacement,
+                match_kind,
+            } => {
+                let value = self.param_value(parameter, *indirect)?;
+                let pat = self.pattern_from_text(pattern, io)?;
+                let rep = match replacement {
+                    Some(r) => join_parts(&self.nested_parts(r, true, io)?),
+                    None => String::new(),
+                };
+                value.map(|s| replace(s, &pat, &rep, match_kind))
+            }
+            E::UppercaseFirstChar {
+                parameter,
+                indirect,
+                ..
+            } => self
+                .param_value(parameter, *indirect)?
+                .map(|s| change_first(s, true)),
+            E::LowercaseFirstChar {
+                parameter,
+                indirect,
+                ..
+            } => self
+                .param_value(parameter, *indirect)?
+                .map(|s| change_first(s, false)),
+            E::UppercasePattern {
+                parameter,
+                indirect,
+                ..
+            } => self
+                .param_value(parameter, *indirect)?
+                .map(str::to_uppercase),
+            E::LowercasePattern {
+                parameter,
+                indirect,
+                ..
+            } => self
+                .param_value(parameter, *indirect)?
+                .map(str::to_lowercase),
+            E::Transform {
+                parameter,
+                indirect,
+                op,
+            } => {
+                let value = self.param_value(parameter, *indirect)?;
+                transform(value, op).ok_or_else(|| {
+                    ShellError::BadSubstitution(format!("${{{}@}}", param_name(parameter)))
+                })?
+            }
+            E::VariableNames {
+                prefix,
+                concatenate,
+            } => {
+                let names = self
+                    .vars
+                    .names()
+                    .into_iter()
+                    .filter(|n| n.starts_with(prefix.as_str()))
+                    .collect();
+                ParamValue::List {
+                    items: names,
+                    joined: *concatenate,
+                }
+            }
+            E::MemberKeys {
+                variable_name,
+                concatenate,
+            } => {
+                let keys = match self.vars.get(variable_name).map(|v| &v.value) {
+                    Some(Value::Indexed(map)) => map.keys().map(ToString::to_string).collect(),
+                    Some(Value::Scalar(_)) => vec!["0".to_string()],
+                    None => Vec::new(),
+                };
+                ParamValue::List {
+                    items: keys,
+                    joined: *concatenate,
+                }
+            }
+        };
+        self.push_value(value, quoted, out);
+        Ok(())
+    }
+
+    fn push_value(&self, value: ParamValue, quoted: bool, out: &mut Vec<Part>) {
+        match value {
+            ParamValue::Unset => {}
+            ParamValue::Scalar(s) => out.push(Part::expanded(s, quoted)),
+            ParamValue::List {
+                items,
+                joined: true,
+            } if quoted => {
+                let sep = self
+                    .ifs()
+                    .chars()
+                    .next()
+                    .map(String::from)
+                    .unwrap_or_default();
+                out.push(Part::quoted(items.join(&sep)));
+            }
+            ParamValue::List { items, .. } => {
+                for (i, item) in items.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(Part::Break);
+                    }
+                    out.push(Part::expanded(item, quoted));
+                }
+            }
+        }
+    }
+
+    fn param_value(&self, parameter: &Parameter, indirect: bool) -> Result<ParamValue, ShellError> {
+        let value = self.direct_value(parameter)?;
+        if !indirect {
+            return Ok(value);
+        }
+        // `${!x}`: the value of the variable named by $x.
+        match value {
+            ParamValue::Scalar(name) if super::vars::is_name(&name) => {
+                self.direct_value(&Parameter::Named(name))
+            }
+            ParamValue::Scalar(name) if name.is_empty() => Ok(ParamValue::Unset),
+            ParamValue::Scalar(name) => Err(ShellError::BadSubstitution(name)),
+            other => Ok(other),
+        }
+    }
+
+    fn direct_value(&self, parameter: &Parameter) -> Result<ParamValue, ShellError> {
+        let value = match parameter {
+            Parameter::Positional(0) => ParamValue::Scalar(self.arg0.clone()),
+            Parameter::Positional(n) => {
+                let index = usize::try_from(*n).unwrap_or(usize::MAX).saturating_sub(1);
+                self.positional
+                    .get(index)
+                    .map_or(ParamValue::Unset, |s| ParamValue::Scalar(s.clone()))
+            }
+            Parameter::Special(special) => self.special_value(special),
+            Parameter::Named(name) => match self.vars.get(name).map(|v| &v.value) {
+                Some(value) => value
+                    .as_scalar()
+                    .map_or(ParamValue::Unset, |s| ParamValue::Scalar(s.to_string())),
+                None => ParamValue::Unset,
+            },
+            Parameter::NamedWithIndex { name, index } => self.element_value(name, index)?,
+            Parameter::NamedWithAllIndices { name, concatenate } => {
+                let items = self
+                    .vars
+                    .get(name)
+                    .map(|v| v.value.elements())
+                    .unwrap_or_default();
+                ParamValue::List {
+                    items,
+                    joined: *concatenate,
+                }
+            }
+        };
+        if self.opts.nounset
+            && value.is_unset()
+            && let Parameter::Named(_) | Parameter::Positional(_) | Parameter::NamedWithIndex { .. } =
+                parameter
+        {
+            return Err(ShellError::UnboundVariable(param_name(parameter)));
+        }
+        Ok(value)
+    }
+
+    fn element_value(&self, name: &str, index: &str) -> Result<ParamValue, ShellError> {
+        let index = super::arith::eval_index(self, index)?;
+        let value = match self.vars.get(name).map(|v| &v.value) {
+            Some(Value::Indexed(map)) => {
+                let len = map.keys().next_back().map_or(0, |k| k + 1);
+                let key = if index < 0 {
+                    usize::try_from(i64::try_from(len).unwrap_or(0) + index).ok()
+                } else {
+                    usize::try_from(index).ok()
+                };
+                key.and_then(|k| map.get(&k)).cloned()
+            }
+            Some(Value::Scalar(s)) if index == 0 => Some(s.clone()),
+            _ => None,
+        };
+        Ok(value.map_or(ParamValue::Unset, ParamValue::Scalar))
+    }
+
+    fn special_value(&self, special: &SpecialParameter) -> ParamValue {
+        match special {
+            SpecialParameter::AllPositionalParameters { concatenate } => ParamValue::List {
+                items: self.positional.clone(),
+                joined: *concatenate,
+            },
+            SpecialParameter::PositionalParameterCount => {
+                ParamValue::Scalar(self.positional.len().to_string())
+            }
+            SpecialParameter::LastExitStatus => ParamValue::Scalar(self.status.to_string()),
+            SpecialParameter::CurrentOptionFlags => ParamValue::Scalar(self.option_flags()),
+            SpecialParameter::ProcessId => ParamValue::Scalar(crate::interp::SHELL_PID.to_string()),
+            SpecialParameter::LastBackgroundProcessId => ParamValue::Unset,
+            SpecialParameter::ShellName => ParamValue::Scalar(self.arg0.clone()),
+        }
+    }
+
+    /// `$-`: the single-letter options in effect (`h` and `B` are always on
+    /// in bash, `c` for `-c`).
+    fn option_flags(&self) -> String {
+        let mut flags = String::new();
+        if self.opts.errexit {
+            flags.push('e');
+        }
+        flags.push('h');
+        if self.opts.nounset {
+            flags.push('u');
+        }
+        if self.opts.xtrace {
+            flags.push('x');
+        }
+        flags.push_str("Bc");
+        flags
+    }
+}
+
+fn is_missing(value: &ParamValue, test: &ParameterTestType) -> bool {
+    match test {
+        ParameterTestType::UnsetOrNull => value.is_null(),
+        ParameterTestType::Unset => value.is_unset(),
+    }
+}
+
+fn param_name(parameter: &Parameter) -> String {
+    match parameter {
+        Parameter::Positional(n) => n.to_string(),
+        Parameter::Special(s) => s.to_string(),
+        Parameter::Named(name) => name.clone(),
+        Parameter::NamedWithIndex { name, index } => format!("{name}[{index}]"),
+        Parameter::NamedWithAllIndices { name, concatenate } => {
+            format!("{name}[{}]", if *concatenate { '*' } else { '@' })
+        }
+    }
+}
+
+/// Byte offsets of every char boundary of `s`, including the end.
+fn boundaries(s: &str) -> Vec<usize> {
+    s.char_indices()
+        .map(|(i, _)| i)
+        .chain(std::iter::once(s.len()))
+        .collect()
+}
+
+fn remove_affix(s: &str, pattern: &str, suffix: bool, largest: bool) -> String {
+    let cuts = boundaries(s);
+    let candidates: Box<dyn Iterator<Item = &usize>> = match (suffix, largest) {
+        (false, false) => Box::new(cuts.iter()),
+        (false, true) => Box::new(cuts.iter().rev()),
+        (true, false) => Box::new(cuts.iter().rev()),
+        (true, true) => Box::new(cuts.iter()),
+    };
+    for &cut in candidates {
+        let (head, tail) = s.split_at(cut);
+        if suffix && pattern_matches(pattern, tail) {
+            return head.to_string();
+        }
+        if !suffix && pattern_matches(pattern, head) {
+            return tail.to_string();
+        }
+    }
+    s.to_string()
+}
+
+/// Longest match of `pattern` starting at byte `start`, as an end offset.
+fn longest_match_at(s: &str, cuts: &[usize], start: usize, pattern: &str) -> Option<usize> {
+    cuts.iter()
+        .rev()
+        .filter(|&&end| end >= start)
+        .find(|&&end| {
+            s.get(start..end)
+                .is_some_and(|m| pattern_matches(pattern, m))
+        })
+        .copied()
+}
+
+fn replace(s: &str, pattern: &str, rep: &str, kind: &SubstringMatchKind) -> String {
+    if pattern.is_empty() {
+        return s.to_string();
+    }
+    let cuts = boundaries(s);
+    match kind {
+        SubstringMatchKind::Prefix => match longest_match_at(s, &cuts, 0, pattern) {
+            Some(end) => format!("{rep}{}", s.get(end..).unwrap_or("")),
+            None => s.to_string(),
+        },
+        SubstringMatchKind::Suffix => {
+            for &start in &cuts {
+                if s.get(start..).is_some_and(|m| pattern_matches(pattern, m)) {
+                    return format!("{}{rep}", s.get(..start).unwrap_or(""));
+                }
+            }
+            s.to_string()
+        }
+        SubstringMatchKind::FirstOccurrence | SubstringMatchKind::Anywhere => {
+            let all = matches!(kind, SubstringMatchKind::Anywhere);
+            let mut out = String::new();
+            let mut i = 0;
+            let mut replaced = false;
+            while i < cuts.len() {
+                let start = cuts[i];
+                let found = if replaced && !all {
+                    None
+                } else {
+                    longest_match_at(s, &cuts, start, pattern)
+                };
+                match found {
+                    Some(end) if end > start => {
+                        out.push_str(rep);
+                        replaced = true;
+                        i = cuts.iter().position(|&c| c == end).unwrap_or(cuts.len());
+                    }
+                    _ => {
+                        if let Some(ch) = s.get(start..).and_then(|r| r.chars().next()) {
+                            out.push(ch);
+                        }
+                        i += 1;
+                    }
+                }
+            }
+            out
+        }
+    }
+}
+
+fn substring(
+    value: ParamValue,
+    start: i64,
+    len: Option<i64>,
+    name: &str,
+) -> Result<ParamValue, ShellError> {
+    let slice = |items: &[String]| -> Result<Vec<String>, ShellError> {
+        let total = i64::try_from(items.len()).unwrap_or(i64::MAX);
+        let from = if start < 0 {
+            (total + start).max(0)
+        } else {
+            start.min(total)
+        };
+        let to = match len {
+            None => total,
+            Some(l) if l < 0 => total + l,
+            Some(l) => from.saturating_add(l).min(total),
+        };
+        if to < from {
+            return Err(ShellError::Arithmetic {
+                expr: format!("{}", len.unwrap_or(0)),
+                detail: "substring expression < 0".into(),
+            });
+        }
+        let (from, to) = (
+            usize::try_from(from).unwrap_or(0),
+            usize::try_from(to).unwrap_or(0),
+        );
+        Ok(items
+            .get(from..to)
+            .map(<[String]>::to_vec)
+            .unwrap_or_default())
+    };
+    let _ = name;
+    Ok(match value {
+        ParamValue::Unset => ParamValue::Unset,
+        ParamValue::Scalar(s) => {
+            let chars: Vec<String> = s.chars().map(String::from).collect();
+            ParamValue::Scalar(slice(&chars)?.concat())
+        }
+        ParamValue::List { items, joined } => ParamValue::List {
+            items: slice(&items)?,
+            joined,
+        },
+    })
+}
+
+fn change_first(s: &str, upper: bool) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(c) if upper => c.to_uppercase().chain(chars).collect(),
+        Some(c) => c.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+fn transform(
+    value: ParamValue,
+    op: &brush_parser::word::ParameterTransformOp,
+) -> Option<ParamValue> {
+    use brush_parser::word::ParameterTransformOp as T;
+    Some(match op {
+        T::ToUpperCase => value.map(str::to_uppercase),
+        T::ToLowerCase => value.map(str::to_lowercase),
+        T::CapitalizeInitial => value.map(|s| change_first(s, true)),
+        T::Quoted => value.map(crate::utils::quoting::single_quote),
+        T::ExpandEscapeSequences => value.map(crate::utils::escapes::decode_ansi_c),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn removes_affixes() {
+        assert_eq!(remove_affix("a.tar.gz", "*.", false, false), "tar.gz");
+        assert_eq!(remove_affix("a.tar.gz", "*.", false, true), "gz");
+        assert_eq!(remove_affix("a.tar.gz", ".*", true, false), "a.tar");
+        assert_eq!(remove_affix("a.tar.gz", ".*", true, true), "a");
+    }
+
+    #[test]
+    fn replaces() {
+        assert_eq!(
+            replace("hello", "l", "L", &SubstringMatchKind::FirstOccurrence),
+            "heLlo"
+        );
+        assert_eq!(
+            replace("hello", "l", "L", &SubstringMatchKind::Anywhere),
+            "heLLo"
+        );
+        assert_eq!(
+            replace("hello", "h", "J", &SubstringMatchKind::Prefix),
+            "Jello"
+        );
+        assert_eq!(
+            replace("hello", "o", "!", &SubstringMatchKind::Suffix),
+            "hell!"
+        );
+    }
+
+    #[test]
+    fn substrings() {
+        let v = substring(ParamValue::Scalar("abcdef".into()), 1, Some(3), "x").expect("ok");
+        assert!(matches!(v, ParamValue::Scalar(s) if s == "bcd"));
+        let v = substring(ParamValue::Scalar("abcdef".into()), -2, None, "x").expect("ok");
+        assert!(matches!(v, ParamValue::Scalar(s) if s == "ef"));
+    }
+}

@@ -1,0 +1,228 @@
+//! Redirections: building the descriptors one command runs with.
+//!
+//! Only descriptors 0, 1 and 2 exist in this interpreter; a redirection of
+//! another descriptor still opens (creates) its file, for the side effect,
+//! and is otherwise ignored.
+
+use std::fs::OpenOptions;
+
+use brush_parser::ast;
+
+use super::Shell;
+use crate::errors::{Unwind, strerror};
+use crate::streams::{Io, Sink, SinkRef, Source};
+
+/// How a file is opened for output.
+#[derive(Clone, Copy)]
+enum OutMode {
+    Truncate,
+    Append,
+}
+
+impl Shell {
+    /// Applies redirections left to right on a copy of `io`. The inner
+    /// `Err` is a failed redirection (already reported) with its status.
+    pub(crate) fn open_redirects(
+        &mut self,
+        items: &[&ast::IoRedirect],
+        io: &Io,
+    ) -> Result<Result<Io, i32>, Unwind> {
+        let mut cmd_io = io.clone();
+        for item in items {
+            if let Err(msg) = self.apply_redirect(item, &mut cmd_io)? {
+                self.report(io, &msg);
+                return Ok(Err(1));
+            }
+        }
+        Ok(Ok(cmd_io))
+    }
+
+    /// One redirection. `Ok(Err(msg))` is a failure bash reports as
+    /// `bash: line N: msg`.
+    fn apply_redirect(
+        &mut self,
+        item: &ast::IoRedirect,
+        io: &mut Io,
+    ) -> Result<Result<(), String>, Unwind> {
+        use ast::IoFileRedirectKind as K;
+        use ast::IoRedirect as R;
+        match item {
+            R::File(fd, kind, target) => {
+                let target = match target {
+                    ast::IoFileRedirectTarget::Filename(w) => w,
+                    ast::IoFileRedirectTarget::Duplicate(w) => {
+                        let text = self.expand_or_fail(w, io)?;
+                        return Ok(self.duplicate(*fd, kind, &text, io));
+                    }
+                    ast::IoFileRedirectTarget::Fd(n) => {
+                        return Ok(self.duplicate(*fd, kind, &n.to_string(), io));
+                    }
+                    ast::IoFileRedirectTarget::ProcessSubstitution(..) => {
+                        return Ok(Err(
+                            "process substitution: not supported in this sandbox".into()
+                        ));
+                    }
+                };
+                let path = match self.redirect_target(target, io)? {
+                    Ok(p) => p,
+                    Err(msg) => return Ok(Err(msg)),
+                };
+                Ok(match kind {
+                    K::Read | K::ReadAndWrite => self.redirect_input(*fd, &path, io),
+                    K::Write | K::Clobber => {
+                        self.redirect_output(fd.unwrap_or(1), &path, OutMode::Truncate, io)
+                    }
+                    K::Append => self.redirect_output(fd.unwrap_or(1), &path, OutMode::Append, io),
+                    K::DuplicateOutput | K::DuplicateInput => self.duplicate(*fd, kind, &path, io),
+                })
+            }
+            R::OutputAndError(target, append) => {
+                let path = match self.redirect_target(target, io)? {
+                    Ok(p) => p,
+                    Err(msg) => return Ok(Err(msg)),
+                };
+                let mode = if *append {
+                    OutMode::Append
+                } else {
+                    OutMode::Truncate
+                };
+                Ok(self.redirect_output(1, &path, mode, io).map(|()| {
+                    io.stderr = io.stdout.clone();
+                }))
+            }
+            R::HereDocument(fd, doc) => {
+                let mut text = if doc.requires_expansion {
+                    match self.expand_heredoc(&doc.doc.value, io) {
+                        Ok(t) => t,
+                        Err(err) => return Err(self.fail(io, &err)),
+                    }
+                } else {
+                    doc.doc.value.clone()
+                };
+                if doc.remove_tabs {
+                    text = text
+                        .lines()
+                        .map(|l| format!("{}\n", l.trim_start_matches('\t')))
+                        .collect();
+                }
+                if fd.unwrap_or(0) == 0 {
+                    io.stdin = Source::bytes(text.into_bytes());
+                }
+                Ok(Ok(()))
+            }
+            R::HereString(fd, word) => {
+                let mut text = self.expand_or_fail(word, io)?;
+                text.push('\n');
+                if fd.unwrap_or(0) == 0 {
+                    io.stdin = Source::bytes(text.into_bytes());
+                }
+                Ok(Ok(()))
+            }
+        }
+    }
+
+    fn expand_or_fail(&mut self, word: &ast::Word, io: &Io) -> Result<String, Unwind> {
+        self.expand_string(word, io)
+            .map_err(|err| self.fail(io, &err))
+    }
+
+    /// A redirection target must expand to exactly one word.
+    fn redirect_target(
+        &mut self,
+        word: &ast::Word,
+        io: &Io,
+    ) -> Result<Result<String, String>, Unwind> {
+        let fields = match self.expand_words(std::slice::from_ref(word), io) {
+            Ok(f) => f,
+            Err(err) => return Err(self.fail(io, &err)),
+        };
+        match fields.as_slice() {
+            [one] => Ok(Ok(one.clone())),
+            _ => Ok(Err(format!("{}: ambiguous redirect", word.value))),
+        }
+    }
+
+    fn redirect_input(&self, fd: Option<i32>, path: &str, io: &mut Io) -> Result<(), String> {
+        let data = match path {
+            "/dev/null" => Vec::new(),
+            "/dev/stdin" => return Ok(()),
+            _ => std::fs::read(self.resolve(path))
+                .map_err(|e| format!("{path}: {}", strerror(&e)))?,
+        };
+        if fd.unwrap_or(0) == 0 {
+            io.stdin = Source::bytes(data);
+        }
+        Ok(())
+    }
+
+    fn redirect_output(
+        &self,
+        fd: i32,
+        path: &str,
+        mode: OutMode,
+        io: &mut Io,
+    ) -> Result<(), String> {
+        let sink = match path {
+            "/dev/null" => Sink::null(),
+            "/dev/stdout" => io.stdout.clone(),
+            "/dev/stderr" => io.stderr.clone(),
+            _ => self.open_output(path, mode)?,
+        };
+        set_fd(io, fd, sink);
+        Ok(())
+    }
+
+    fn open_output(&self, path: &str, mode: OutMode) -> Result<SinkRef, String> {
+        let mut options = OpenOptions::new();
+        options.write(true).create(true);
+        match mode {
+            OutMode::Truncate => options.truncate(true),
+            OutMode::Append => options.append(true),
+        };
+        let full = self.resolve(path);
+        if full.is_dir() {
+            return Err(format!("{path}: Is a directory"));
+        }
+        let file = options
+            .open(full)
+            .map_err(|e| format!("{path}: {}", strerror(&e)))?;
+        Ok(Sink::file(file))
+    }
+
+    /// `2>&1`, `>&2`, `>&-`, and `>& file` (which bash reads as `&>`).
+    fn duplicate(
+        &self,
+        fd: Option<i32>,
+        kind: &ast::IoFileRedirectKind,
+        target: &str,
+        io: &mut Io,
+    ) -> Result<(), String> {
+        let input = matches!(kind, ast::IoFileRedirectKind::DuplicateInput);
+        let fd = fd.unwrap_or(if input { 0 } else { 1 });
+        if input {
+            // `<&N` for N other than 0 has nothing to read from here.
+            return Ok(());
+        }
+        let sink = match target {
+            "-" => Sink::null(),
+            "1" => io.stdout.clone(),
+            "2" => io.stderr.clone(),
+            t if t.parse::<i32>().is_ok() => return Err(format!("{t}: Bad file descriptor")),
+            path => {
+                let sink = self.open_output(path, OutMode::Truncate)?;
+                set_fd(io, 2, sink.clone());
+                sink
+            }
+        };
+        set_fd(io, fd, sink);
+        Ok(())
+    }
+}
+
+fn set_fd(io: &mut Io, fd: i32, sink: SinkRef) {
+    match fd {
+        1 => io.stdout = sink,
+        2 => io.stderr = sink,
+        _ => {}
+    }
+}

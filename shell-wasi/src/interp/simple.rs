@@ -1,0 +1,385 @@
+//! One simple command: expansion, redirections, assignments, and the
+//! lookup bash does — function, builtin, then a program (a utility or a
+//! script file).
+
+use std::rc::Rc;
+
+use brush_parser::ast;
+
+use super::{Shell, normalize};
+use crate::errors::Unwind;
+use crate::host::{FsError, S_IFDIR, S_IFMT};
+use crate::streams::Io;
+use crate::utils::{self, Process};
+
+/// Folders where the sandbox pretends its utilities live.
+const UTILITY_DIRS: [&str; 5] = ["/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin"];
+
+/// The parts of a simple command, in source order.
+#[derive(Default)]
+struct Parts<'a> {
+    assignments: Vec<&'a ast::Assignment>,
+    words: Vec<ast::Word>,
+    redirects: Vec<&'a ast::IoRedirect>,
+}
+
+fn split_items(cmd: &ast::SimpleCommand) -> Parts<'_> {
+    let mut parts = Parts::default();
+    for item in cmd.prefix.iter().flat_map(|p| p.0.iter()) {
+        match item {
+            ast::CommandPrefixOrSuffixItem::AssignmentWord(a, _) => parts.assignments.push(a),
+            ast::CommandPrefixOrSuffixItem::IoRedirect(r) => parts.redirects.push(r),
+            ast::CommandPrefixOrSuffixItem::Word(w) => parts.words.push(w.clone()),
+            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {}
+        }
+    }
+    if let Some(w) = &cmd.word_or_name {
+        parts.words.push(w.clone());
+    }
+    for item in cmd.suffix.iter().flat_map(|s| s.0.iter()) {
+        match item {
+            // After the command name, `X=1` is an ordinary argument.
+            ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w)
+            | ast::CommandPrefixOrSuffixItem::Word(w) => {
+                parts.words.push(w.clone());
+            }
+            ast::CommandPrefixOrSuffixItem::IoRedirect(r) => parts.redirects.push(r),
+            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {}
+        }
+    }
+    parts
+}
+
+/// The first source line a simple command mentions.
+fn first_line(cmd: &ast::SimpleCommand) -> Option<usize> {
+    let prefix_word = cmd.prefix.as_ref().and_then(|p| {
+        p.0.iter().find_map(|item| match item {
+            ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w)
+            | ast::CommandPrefixOrSuffixItem::Word(w) => w.loc.clone(),
+            _ => None,
+        })
+    });
+    prefix_word
+        .or_else(|| cmd.word_or_name.as_ref().and_then(|w| w.loc.clone()))
+        .map(|span| span.start.line)
+}
+
+impl Shell {
+    pub(crate) fn run_simple(&mut self, cmd: &ast::SimpleCommand, io: &Io) -> Result<i32, Unwind> {
+        if let Some(line) = first_line(cmd) {
+            self.location.line = line;
+        }
+        self.subst_status = None;
+        let parts = split_items(cmd);
+        let argv = match self.expand_words(&parts.words, io) {
+            Ok(argv) => argv,
+            Err(err) => return Err(self.fail(io, &err)),
+        };
+        let cmd_io = match self.open_redirects(&parts.redirects, io)? {
+            Ok(cmd_io) => cmd_io,
+            Err(status) => return Ok(status),
+        };
+        if argv.is_empty() {
+            for a in &parts.assignments {
+                self.assign(a, io)?;
+            }
+            flush_redirected(&cmd_io, io);
+            return Ok(self.subst_status.unwrap_or(0));
+        }
+        let saved = self.temporary_assignments(&parts.assignments, io)?;
+        self.trace(&argv, io);
+        let result = self.dispatch(&argv, &cmd_io);
+        for (name, var) in saved.into_iter().rev() {
+            self.vars.restore(&name, var);
+        }
+        flush_redirected(&cmd_io, io);
+        result
+    }
+
+    /// `X=1 cmd`: the variables are set and exported for this command only.
+    fn temporary_assignments(
+        &mut self,
+        assignments: &[&ast::Assignment],
+        io: &Io,
+    ) -> Result<Vec<(String, Option<super::vars::Var>)>, Unwind> {
+        let mut saved = Vec::new();
+        for a in assignments {
+            let name = assignment_name(a).to_string();
+            saved.push((name.clone(), self.vars.get(&name).cloned()));
+            self.assign(a, io)?;
+            self.vars.mark_exported(&name);
+        }
+        Ok(saved)
+    }
+
+    /// `name=value`, `name+=value`, `name=(a b)`, `name[i]=value`.
+    pub(crate) fn assign(&mut self, a: &ast::Assignment, io: &Io) -> Result<(), Unwind> {
+        let result = match (&a.name, &a.value) {
+            (ast::AssignmentName::VariableName(name), ast::AssignmentValue::Scalar(w)) => {
+                self.expand_string(w, io).and_then(|value| {
+                    let value = if a.append {
+                        format!("{}{value}", self.vars.scalar(name).unwrap_or(""))
+                    } else {
+                        value
+                    };
+                    self.vars.set(name, value)
+                })
+            }
+            (ast::AssignmentName::VariableName(name), ast::AssignmentValue::Array(items)) => {
+                self.assign_array(name, items, a.append, io)
+            }
+            (
+                ast::AssignmentName::ArrayElementName(name, index),
+                ast::AssignmentValue::Scalar(w),
+            ) => super::arith::eval_index(self, index).and_then(|i| {
+                let value = self.expand_string(w, io)?;
+                let i = usize::try_from(i).map_err(|_| {
+                    crate::errors::ShellError::BadSubstitution(format!("{name}[{index}]"))
+                })?;
+                self.vars.set_element(name, i, value)
+            }),
+            (ast::AssignmentName::ArrayElementName(name, _), ast::AssignmentValue::Array(_)) => {
+                Err(crate::errors::ShellError::BadSubstitution(name.clone()))
+            }
+        };
+        result.map_err(|err| self.fail(io, &err))
+    }
+
+    fn assign_array(
+        &mut self,
+        name: &str,
+        items: &[(Option<ast::Word>, ast::Word)],
+        append: bool,
+        io: &Io,
+    ) -> Result<(), crate::errors::ShellError> {
+        let mut map = match (append, self.vars.get(name).map(|v| &v.value)) {
+            (true, Some(super::vars::Value::Indexed(m))) => m.clone(),
+            (true, Some(super::vars::Value::Scalar(s))) => {
+                std::collections::BTreeMap::from([(0, s.clone())])
+            }
+            _ => std::collections::BTreeMap::new(),
+        };
+        let mut next = map.keys().next_back().map_or(0, |k| k + 1);
+        for (key, value) in items {
+            match key {
+                Some(k) => {
+                    let i = super::arith::eval_index(self, &k.value)?;
+                    next = usize::try_from(i).unwrap_or(0);
+                    map.insert(next, self.expand_string(value, io)?);
+                    next += 1;
+                }
+                None => {
+                    for field in self.expand_words(std::slice::from_ref(value), io)? {
+                        map.insert(next, field);
+                        next += 1;
+                    }
+                }
+            }
+        }
+        self.vars.set_value(name, super::vars::Value::Indexed(map))
+    }
+
+    /// `set -x`: the expanded command on stderr.
+    fn trace(&self, argv: &[String], io: &Io) {
+        if self.opts.xtrace {
+            let words: Vec<String> = argv
+                .iter()
+                .map(|a| crate::utils::quoting::trace_quote(a))
+                .collect();
+            io.err_line(&format!("+ {}", words.join(" ")));
+        }
+    }
+
+    /// Runs a command by name: function, builtin, then program.
+    pub(crate) fn dispatch(&mut self, argv: &[String], io: &Io) -> Result<i32, Unwind> {
+        let Some(name) = argv.first() else {
+            return Ok(0);
+        };
+        if let Some(func) = self.funcs.get(name).cloned() {
+            return self.call_function(&func, argv, io);
+        }
+        if let Some(builtin) = crate::builtins::lookup(name) {
+            return builtin(self, io, argv);
+        }
+        Ok(self.run_program(argv, io))
+    }
+
+    /// What bash would exec(2): a utility, or a file with a path.
+    pub(crate) fn run_program(&mut self, argv: &[String], io: &Io) -> i32 {
+        let Some(name) = argv.first() else {
+            return 0;
+        };
+        if name.contains('/') {
+            return self.run_path(argv, io);
+        }
+        match utils::lookup(name) {
+            Some(util) => self.run_utility(util, argv, io),
+            None => {
+                self.report(io, &format!("{name}: command not found"));
+                127
+            }
+        }
+    }
+
+    pub(crate) fn run_utility(&mut self, util: utils::UtilityFn, argv: &[String], io: &Io) -> i32 {
+        let env = self.child_env();
+        let name = argv.first().cloned().unwrap_or_default();
+        let mut process = Process::new(&name, &self.cwd, &env, &self.host, io, self.depth);
+        util(&mut process, argv)
+    }
+
+    fn call_function(
+        &mut self,
+        def: &Rc<ast::FunctionDefinition>,
+        argv: &[String],
+        io: &Io,
+    ) -> Result<i32, Unwind> {
+        if let Err(err) = self.enter() {
+            return Err(self.fail(io, &err));
+        }
+        let args = argv.get(1..).unwrap_or_default().to_vec();
+        let saved_args = std::mem::replace(&mut self.positional, args);
+        let saved_location = self.location.clone();
+        if !self.is_script {
+            // bash names -c functions' errors "environment: line N".
+            self.location.name = "environment".to_string();
+        }
+        self.vars.push_scope();
+        self.functions += 1;
+        let result = self.run_function_body(&def.body, io);
+        self.functions -= 1;
+        self.vars.pop_scope();
+        self.location = saved_location;
+        self.positional = saved_args;
+        self.depth -= 1;
+        match result {
+            Err(Unwind::Return(status)) => Ok(status),
+            other => other,
+        }
+    }
+
+    fn run_function_body(&mut self, body: &ast::FunctionBody, io: &Io) -> Result<i32, Unwind> {
+        let Some(redirects) = &body.1 else {
+            return self.run_compound(&body.0, io);
+        };
+        let items: Vec<&ast::IoRedirect> = redirects.0.iter().collect();
+        let cmd_io = match self.open_redirects(&items, io)? {
+            Ok(cmd_io) => cmd_io,
+            Err(status) => return Ok(status),
+        };
+        let result = self.run_compound(&body.0, &cmd_io);
+        flush_redirected(&cmd_io, io);
+        result
+    }
+
+    /// `./f`, `/tmp/x.sh`, `/usr/bin/ls`: checks the mode bits like
+    /// execve(2) would, then runs the file as a script.
+    fn run_path(&mut self, argv: &[String], io: &Io) -> i32 {
+        let path = argv.first().cloned().unwrap_or_default();
+        let full = normalize(&self.cwd, &path);
+        let mode = match self.host.get_mode(&full, true) {
+            Ok(mode) => mode,
+            Err(FsError::NoEntry) => {
+                if let Some(util) = utility_at(&full) {
+                    return self.run_utility(util, argv, io);
+                }
+                self.report(io, &format!("{path}: No such file or directory"));
+                return 127;
+            }
+            Err(err) => {
+                self.report(io, &format!("{path}: {}", err.message()));
+                return 126;
+            }
+        };
+        if mode & S_IFMT == S_IFDIR {
+            self.report(io, &format!("{path}: Is a directory"));
+            return 126;
+        }
+        if mode & 0o111 == 0 {
+            self.report(io, &format!("{path}: Permission denied"));
+            return 126;
+        }
+        match std::fs::read(self.resolve(&path)) {
+            Ok(bytes) => self.exec_file(&path, &bytes, argv, io),
+            Err(err) => {
+                self.report(io, &format!("{path}: {}", crate::errors::strerror(&err)));
+                126
+            }
+        }
+    }
+
+    /// Runs an executable file according to its `#!` line.
+    fn exec_file(&mut self, path: &str, bytes: &[u8], argv: &[String], io: &Io) -> i32 {
+        let args = argv.get(1..).unwrap_or_default();
+        match super::script::interpreter(bytes) {
+            super::script::Interpreter::Shell => {
+                let text = String::from_utf8_lossy(bytes);
+                super::script::run_script(self, path, &text, args, io)
+            }
+            super::script::Interpreter::Binary => {
+                self.report(
+                    io,
+                    &format!("{path}: cannot execute binary file: Exec format error"),
+                );
+                126
+            }
+            super::script::Interpreter::Env(program) => {
+                let mut new_argv = vec![program.clone(), path.to_string()];
+                new_argv.extend_from_slice(args);
+                match utils::lookup(&program) {
+                    Some(util) => self.run_utility(util, &new_argv, io),
+                    None => {
+                        let quoted = crate::utils::quoting::quote(&program, &self.child_env());
+                        io.err_line(&format!(
+                            "/usr/bin/env: {quoted}: No such file or directory"
+                        ));
+                        127
+                    }
+                }
+            }
+            super::script::Interpreter::Path(interp) => {
+                let mut new_argv = vec![interp.clone(), path.to_string()];
+                new_argv.extend_from_slice(args);
+                match utility_at(&interp) {
+                    Some(util) => self.run_utility(util, &new_argv, io),
+                    None => {
+                        self.report(
+                            io,
+                            &format!(
+                                "{path}: {interp}: bad interpreter: No such file or directory"
+                            ),
+                        );
+                        126
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The utility a path like `/usr/bin/ls` names, if the sandbox has it.
+fn utility_at(path: &str) -> Option<utils::UtilityFn> {
+    let (dir, name) = path.rsplit_once('/')?;
+    if UTILITY_DIRS.contains(&dir) {
+        utils::lookup(name)
+    } else {
+        None
+    }
+}
+
+/// Flushes file sinks a command's redirections opened, so the next
+/// command sees the bytes; the shared stdout keeps its chunking.
+fn flush_redirected(cmd_io: &Io, io: &Io) {
+    if !Rc::ptr_eq(&cmd_io.stdout, &io.stdout) {
+        let _ = cmd_io.stdout.borrow_mut().flush();
+    }
+    if !Rc::ptr_eq(&cmd_io.stderr, &io.stderr) {
+        let _ = cmd_io.stderr.borrow_mut().flush();
+    }
+}
+
+fn assignment_name(a: &ast::Assignment) -> &str {
+    match &a.name {
+        ast::AssignmentName::VariableName(n) | ast::AssignmentName::ArrayElementName(n, _) => n,
+    }
+}

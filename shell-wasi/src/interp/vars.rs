@@ -1,0 +1,271 @@
+//! Shell variables: scalars and indexed arrays, export and readonly flags,
+//! and the dynamic scopes `local` creates inside functions.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::errors::ShellError;
+
+/// A variable's value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Value {
+    Scalar(String),
+    /// Bash arrays are sparse: `a[5]=x` leaves 0..4 unset.
+    Indexed(BTreeMap<usize, String>),
+}
+
+impl Value {
+    /// What `$name` means: the scalar, or element 0 of an array.
+    pub(crate) fn as_scalar(&self) -> Option<&str> {
+        match self {
+            Self::Scalar(s) => Some(s),
+            Self::Indexed(map) => map.get(&0).map(String::as_str),
+        }
+    }
+
+    /// What `${name[@]}` means.
+    pub(crate) fn elements(&self) -> Vec<String> {
+        match self {
+            Self::Scalar(s) => vec![s.clone()],
+            Self::Indexed(map) => map.values().cloned().collect(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Var {
+    pub(crate) value: Value,
+    pub(crate) exported: bool,
+    pub(crate) readonly: bool,
+}
+
+/// All variables of one shell. Function scopes record what `local`
+/// shadowed so that returning restores it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Vars {
+    table: HashMap<String, Var>,
+    /// `export X` before X has a value: exported once assigned.
+    pending_exports: HashSet<String>,
+    scopes: Vec<Vec<(String, Option<Var>)>>,
+}
+
+impl Vars {
+    /// Variables from the environment the host gives, all exported.
+    pub(crate) fn from_env(env: &[(String, String)]) -> Self {
+        let mut vars = Self::default();
+        for (name, value) in env {
+            let var = Var {
+                value: Value::Scalar(value.clone()),
+                exported: true,
+                readonly: false,
+            };
+            vars.table.insert(name.clone(), var);
+        }
+        vars
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<&Var> {
+        self.table.get(name)
+    }
+
+    /// The scalar value of `$name`, if set.
+    pub(crate) fn scalar(&self, name: &str) -> Option<&str> {
+        self.table.get(name).and_then(|v| v.value.as_scalar())
+    }
+
+    /// Sets a scalar, keeping the export flag. Assigning to an array
+    /// variable by plain name sets element 0, as bash does.
+    pub(crate) fn set(&mut self, name: &str, value: String) -> Result<(), ShellError> {
+        let var = self.entry(name, Value::Scalar(String::new()));
+        if var.readonly {
+            return Err(ShellError::Readonly(name.to_string()));
+        }
+        match &mut var.value {
+            Value::Indexed(map) => {
+                map.insert(0, value);
+            }
+            Value::Scalar(s) => *s = value,
+        }
+        Ok(())
+    }
+
+    pub(crate) fn set_value(&mut self, name: &str, value: Value) -> Result<(), ShellError> {
+        let var = self.entry(name, Value::Scalar(String::new()));
+        if var.readonly {
+            return Err(ShellError::Readonly(name.to_string()));
+        }
+        var.value = value;
+        Ok(())
+    }
+
+    /// `name[index]=value`.
+    pub(crate) fn set_element(
+        &mut self,
+        name: &str,
+        index: usize,
+        value: String,
+    ) -> Result<(), ShellError> {
+        let var = self.entry(name, Value::Indexed(BTreeMap::new()));
+        if var.readonly {
+            return Err(ShellError::Readonly(name.to_string()));
+        }
+        if let Value::Scalar(s) = &var.value {
+            var.value = Value::Indexed(BTreeMap::from([(0, s.clone())]));
+        }
+        if let Value::Indexed(map) = &mut var.value {
+            map.insert(index, value);
+        }
+        Ok(())
+    }
+
+    /// Puts back what `get(name).cloned()` returned earlier (temporary
+    /// assignments like `X=1 cmd`).
+    pub(crate) fn restore(&mut self, name: &str, saved: Option<Var>) {
+        match saved {
+            Some(var) => {
+                self.table.insert(name.to_string(), var);
+            }
+            None => {
+                self.table.remove(name);
+            }
+        }
+    }
+
+    /// Clears the export flag (`export -n`).
+    pub(crate) fn unexport(&mut self, name: &str) {
+        self.pending_exports.remove(name);
+        if let Some(var) = self.table.get_mut(name) {
+            var.exported = false;
+        }
+    }
+
+    /// Declares a name exported without giving it a value (`export X`).
+    pub(crate) fn mark_exported(&mut self, name: &str) {
+        if let Some(var) = self.table.get_mut(name) {
+            var.exported = true;
+        } else {
+            self.pending_exports.insert(name.to_string());
+        }
+    }
+
+    /// The entry for `name`, created unset-like on first assignment.
+    fn entry(&mut self, name: &str, empty: Value) -> &mut Var {
+        let exported = self.pending_exports.remove(name);
+        self.table.entry(name.to_string()).or_insert(Var {
+            value: empty,
+            exported,
+            readonly: false,
+        })
+    }
+
+    pub(crate) fn set_readonly(&mut self, name: &str) {
+        if let Some(var) = self.table.get_mut(name) {
+            var.readonly = true;
+        }
+    }
+
+    pub(crate) fn unset(&mut self, name: &str) -> Result<(), ShellError> {
+        if self.table.get(name).is_some_and(|v| v.readonly) {
+            return Err(ShellError::Readonly(name.to_string()));
+        }
+        self.table.remove(name);
+        self.pending_exports.remove(name);
+        Ok(())
+    }
+
+    /// Every exported variable with a scalar value, sorted by name: the
+    /// environment of a child program.
+    pub(crate) fn exported(&self) -> Vec<(String, String)> {
+        let mut env: Vec<(String, String)> = self
+            .table
+            .iter()
+            .filter(|(_, v)| v.exported)
+            .filter_map(|(k, v)| match &v.value {
+                Value::Scalar(s) => Some((k.clone(), s.clone())),
+                Value::Indexed(_) => None,
+            })
+            .collect();
+        env.sort();
+        env
+    }
+
+    /// All names, sorted (for `set` and `declare -p`).
+    pub(crate) fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.table.keys().cloned().collect();
+        names.sort();
+        names
+    }
+
+    /// Enters a function: a new scope for `local`.
+    pub(crate) fn push_scope(&mut self) {
+        self.scopes.push(Vec::new());
+    }
+
+    /// Leaves a function, restoring what its locals shadowed.
+    pub(crate) fn pop_scope(&mut self) {
+        let Some(scope) = self.scopes.pop() else {
+            return;
+        };
+        for (name, saved) in scope.into_iter().rev() {
+            match saved {
+                Some(var) => {
+                    self.table.insert(name, var);
+                }
+                None => {
+                    self.table.remove(&name);
+                }
+            }
+        }
+    }
+
+    /// `local name`: remembers the current value for `pop_scope`. Returns
+    /// false outside a function.
+    pub(crate) fn make_local(&mut self, name: &str) -> bool {
+        let saved = self.table.get(name).cloned();
+        let Some(scope) = self.scopes.last_mut() else {
+            return false;
+        };
+        if !scope.iter().any(|(n, _)| n == name) {
+            scope.push((name.to_string(), saved));
+        }
+        true
+    }
+}
+
+/// True if `name` is a valid shell identifier.
+pub(crate) fn is_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locals_restore_on_pop() {
+        let mut vars = Vars::default();
+        vars.set("x", "outer".into()).expect("set");
+        vars.push_scope();
+        assert!(vars.make_local("x"));
+        vars.set("x", "inner".into()).expect("set");
+        assert_eq!(vars.scalar("x"), Some("inner"));
+        vars.pop_scope();
+        assert_eq!(vars.scalar("x"), Some("outer"));
+    }
+
+    #[test]
+    fn readonly_refuses_assignment() {
+        let mut vars = Vars::default();
+        vars.set("r", "1".into()).expect("set");
+        vars.set_readonly("r");
+        assert!(vars.set("r", "2".into()).is_err());
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(is_name("_a1"));
+        assert!(!is_name("1a"));
+        assert!(!is_name(""));
+    }
+}
