@@ -17,5 +17,5 @@ wasmtime::component::bindgen!({
     require_store_data_send: true,
 });
 
-pub use self::ephemeral::sandbox::{fs_meta, session, types as sandbox_types};
+pub use self::ephemeral::sandbox::{fs_meta, process, session, types as sandbox_types};
 pub use self::wasi::filesystem::{preopens, types as fs_types};

@@ -8,9 +8,10 @@
 //! once (or loaded from the on-disk cache) and pre-linked, so a command's
 //! instantiation does no linking work.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -23,8 +24,9 @@ use wasmtime_wasi::random::WasiRandom;
 
 use crate::component_cache::{CacheOutcome, ComponentCache};
 use crate::deadline_clock::{DeadlineClock, HasDeadlineClock};
+use crate::launch::StoreState;
 use crate::memfs;
-use crate::sandbox::{SandboxBuilder, StoreState};
+use crate::sandbox::SandboxBuilder;
 use crate::{Error, bindings};
 
 /// How often the epoch advances: the granularity of every deadline.
@@ -41,6 +43,10 @@ pub struct RuntimeConfig {
     /// The largest memory any sandbox may be given (bytes); each sandbox's
     /// own cap is at most this.
     pub max_memory_bytes: usize,
+    /// A folder of command components (`python3.wasm`, …) the shell can
+    /// run by name. `None`: `$EPHEMERAL_PROGRAMS_DIR`, else
+    /// `/var/cache/ephemeral/programs` (where `./dev` builds them).
+    pub programs_dir: Option<PathBuf>,
 }
 
 /// Default number of commands running at once.
@@ -57,6 +63,7 @@ impl Default for RuntimeConfig {
             cache_dir: None,
             max_concurrent: DEFAULT_MAX_CONCURRENT,
             max_memory_bytes: DEFAULT_MAX_MEMORY_BYTES,
+            programs_dir: None,
         }
     }
 }
@@ -72,7 +79,8 @@ pub struct Runtime {
     pub(crate) config: RuntimeConfig,
     cache: ComponentCache,
     shell_cache: CacheOutcome,
-    _ticker: EpochTicker,
+    programs: BTreeMap<String, Arc<ProgramSlot>>,
+    ticker: EpochTicker,
 }
 
 impl Runtime {
@@ -86,6 +94,12 @@ impl Runtime {
         let (component, shell_cache) = cache.load_or_compile(&engine, "shell", SHELL_WASM)?;
         let shell = prelink(&linker, "shell", &component)?;
         let ticker = EpochTicker::start(engine.clone());
+        let programs = find_programs(
+            config
+                .programs_dir
+                .clone()
+                .unwrap_or_else(default_programs_dir),
+        );
         Ok(Arc::new(Runtime {
             engine,
             linker,
@@ -93,7 +107,8 @@ impl Runtime {
             config,
             cache,
             shell_cache,
-            _ticker: ticker,
+            programs,
+            ticker,
         }))
     }
 
@@ -123,6 +138,76 @@ impl Runtime {
     pub fn engine(&self) -> &Engine {
         &self.engine
     }
+
+    /// The epoch deadline (in increments from now) that ends at `deadline`.
+    pub(crate) fn epoch_deadline(&self, deadline: std::time::Instant) -> u64 {
+        self.ticker.ticks_until(deadline)
+    }
+
+    /// The names of the programs the shell can run besides its own
+    /// utilities, e.g. `python3`.
+    pub fn program_names(&self) -> Vec<String> {
+        self.programs.keys().cloned().collect()
+    }
+
+    /// A program by name, compiled (or loaded from the cache) on first use.
+    pub fn program(&self, name: &str) -> Result<Program, Error> {
+        let slot = self
+            .programs
+            .get(name)
+            .ok_or_else(|| Error::Component(name.to_owned(), "no such program".into()))?;
+        slot.loaded
+            .get_or_init(|| {
+                let wasm = std::fs::read(&slot.path)
+                    .map_err(|e| format!("{}: {e}", slot.path.display()))?;
+                self.load_program(name, &wasm).map_err(|e| e.to_string())
+            })
+            .clone()
+            .map_err(|e| Error::Component(name.to_owned(), e))
+    }
+}
+
+/// A program found in the programs folder, loaded on first use.
+struct ProgramSlot {
+    path: PathBuf,
+    loaded: OnceLock<Result<Program, String>>,
+}
+
+/// Other names a program answers to, as on Debian (`python` is `python3`).
+const ALIASES: &[(&str, &str)] = &[("python", "python3")];
+
+/// Every `NAME.wasm` in `dir` is a program `NAME`; aliases share its slot.
+fn find_programs(dir: PathBuf) -> BTreeMap<String, Arc<ProgramSlot>> {
+    let mut found = BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let (Some(stem), Some("wasm")) = (
+            path.file_stem().and_then(|s| s.to_str()),
+            path.extension().and_then(|s| s.to_str()),
+        ) else {
+            continue;
+        };
+        let slot = Arc::new(ProgramSlot {
+            path: path.clone(),
+            loaded: OnceLock::new(),
+        });
+        found.insert(stem.to_owned(), slot);
+    }
+    for (alias, name) in ALIASES {
+        if let Some(slot) = found.get(*name).cloned() {
+            found.entry((*alias).to_owned()).or_insert(slot);
+        }
+    }
+    found
+}
+
+fn default_programs_dir() -> PathBuf {
+    std::env::var_os("EPHEMERAL_PROGRAMS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/cache/ephemeral/programs"))
 }
 
 fn engine_config(config: &RuntimeConfig) -> Config {
@@ -183,6 +268,7 @@ fn sandbox_linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
     })?;
     bindings::fs_meta::add_to_linker::<_, HasSelf<StoreState>>(&mut l, |s| s)?;
     bindings::session::add_to_linker::<_, HasSelf<StoreState>>(&mut l, |s| s)?;
+    bindings::process::add_to_linker::<_, HasSelf<StoreState>>(&mut l, |s| s)?;
     Ok(l)
 }
 
@@ -264,36 +350,58 @@ fn default_cache_dir() -> PathBuf {
     }
 }
 
-/// Advances the engine's epoch every [`EPOCH_TICK`] until dropped.
+/// Advances the engine's epoch every [`EPOCH_TICK`] of wall time until
+/// dropped. The epoch follows the clock, not the number of wake-ups: a late
+/// wake-up catches up, and deadlines are computed from the clock too (see
+/// [`EpochTicker::ticks_until`]), so a busy host neither stretches nor
+/// shortens them.
 struct EpochTicker {
+    start: std::time::Instant,
+    ticks: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl EpochTicker {
     fn start(engine: Engine) -> EpochTicker {
+        let start = std::time::Instant::now();
         let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
+        let ticks = Arc::new(AtomicU64::new(0));
+        let (flag, counter) = (stop.clone(), ticks.clone());
         let thread = std::thread::Builder::new()
             .name("ephemeral-epoch".into())
             .spawn(move || {
-                // The epoch follows wall time, not the number of wake-ups:
-                // a late wake-up catches up, so "N ticks" means N ticks of
-                // real time and deadlines are not stretched by a busy host.
-                let start = std::time::Instant::now();
-                let mut ticks: u128 = 0;
                 while !flag.load(Ordering::Relaxed) {
                     std::thread::sleep(EPOCH_TICK);
-                    let due = start.elapsed().as_nanos() / EPOCH_TICK.as_nanos();
-                    while ticks < due {
+                    let due = tick_at(start, std::time::Instant::now());
+                    while counter.load(Ordering::Relaxed) < due {
                         engine.increment_epoch();
-                        ticks += 1;
+                        counter.fetch_add(1, Ordering::Relaxed);
                     }
                 }
             })
             .ok();
-        EpochTicker { stop, thread }
+        EpochTicker {
+            start,
+            ticks,
+            stop,
+            thread,
+        }
     }
+
+    /// How many epoch increments from now until `deadline` has passed.
+    fn ticks_until(&self, deadline: std::time::Instant) -> u64 {
+        let target = tick_at(self.start, deadline) + 1;
+        target
+            .saturating_sub(self.ticks.load(Ordering::Relaxed))
+            .max(1)
+    }
+}
+
+/// The tick number of wall-clock instant `at`.
+fn tick_at(start: std::time::Instant, at: std::time::Instant) -> u64 {
+    let nanos = at.saturating_duration_since(start).as_nanos() / EPOCH_TICK.as_nanos();
+    u64::try_from(nanos).unwrap_or(u64::MAX)
 }
 
 impl Drop for EpochTicker {

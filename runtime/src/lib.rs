@@ -14,18 +14,20 @@ pub mod component_cache;
 mod deadline_clock;
 mod engine;
 mod error;
+mod launch;
 pub mod limits;
 pub mod memfs;
 mod output;
+mod process;
 mod sandbox;
 mod shell_host;
 
 pub use crate::component_cache::CacheOutcome;
 pub use crate::engine::{Program, Runtime, RuntimeConfig, SHELL_WASM};
 pub use crate::error::Error;
+pub use crate::launch::{EXIT_MEMORY, EXIT_TIMEOUT, EXIT_TRAP};
 pub use crate::limits::{LimitHit, Limits};
 pub use crate::output::{OutputSink, Stream};
 pub use crate::sandbox::{
-    Captured, EXIT_MEMORY, EXIT_TIMEOUT, EXIT_TRAP, ExecOutcome, PATH, Sandbox, SandboxBuilder,
-    SandboxUsage, USER,
+    Captured, ExecOutcome, PATH, Sandbox, SandboxBuilder, SandboxUsage, USER,
 };

@@ -146,3 +146,24 @@ impl StdoutStream for OutputPipe {
         Box::new(tokio::io::sink())
     }
 }
+
+/// Collects a program's output in memory, for `process.run`'s `capture`.
+#[derive(Clone, Default)]
+pub(crate) struct Capture(Arc<Mutex<(Vec<u8>, Vec<u8>)>>);
+
+impl Capture {
+    /// The collected stdout and stderr.
+    pub(crate) fn take(&self) -> (Vec<u8>, Vec<u8>) {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+impl OutputSink for Capture {
+    fn write(&mut self, stream: Stream, data: &[u8]) {
+        let mut both = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match stream {
+            Stream::Stdout => both.0.extend_from_slice(data),
+            Stream::Stderr => both.1.extend_from_slice(data),
+        }
+    }
+}

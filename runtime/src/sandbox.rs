@@ -11,13 +11,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rand::Rng;
-use wasmtime::component::ResourceTable;
-use wasmtime::{Store, Trap};
-use wasmtime_wasi::{I32Exit, WasiCtx};
 
 use crate::Error;
-use crate::engine::{EPOCH_TICK, Program, Runtime};
-use crate::limits::{LimitHit, Limits, MemoryLimiter};
+use crate::engine::{Program, Runtime};
+use crate::launch::{EXIT_TIMEOUT, Launch, SavedState};
+use crate::limits::{LimitHit, Limits};
 use crate::memfs::MemFs;
 use crate::output::{OutputPipes, OutputSink, Stream};
 
@@ -25,36 +23,14 @@ use crate::output::{OutputPipes, OutputSink, Stream};
 pub const USER: &str = "worker";
 /// Where commands look for programs.
 pub const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
-/// Exit status of a command stopped at its time limit (as GNU `timeout`).
-pub const EXIT_TIMEOUT: i32 = 124;
-/// Exit status of a command stopped at its memory cap (as after SIGKILL
-/// from the kernel's OOM killer).
-pub const EXIT_MEMORY: i32 = 137;
-/// Exit status of a command whose component trapped (as after SIGABRT).
-pub const EXIT_TRAP: i32 = 134;
 /// The most state (bytes of names, values and folder) the shell may hand
 /// from one command to the next; more is ignored.
 const MAX_SAVED_STATE: usize = 1 << 20;
+/// Deadlines closer than this are the same deadline: a command started
+/// right after its sandbox, with equal limits, hit its own time limit.
+const SAME_DEADLINE: Duration = Duration::from_millis(50);
 /// Characters of the random part of the run folder's name (as `mktemp`).
 const RUN_DIR_ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-
-/// What the shell leaves for the next command.
-#[derive(Debug, Clone)]
-pub(crate) struct SavedState {
-    pub(crate) cwd: String,
-    pub(crate) exported: Vec<(String, String)>,
-}
-
-/// The data of a store while one command runs.
-pub(crate) struct StoreState {
-    pub(crate) wasi: WasiCtx,
-    pub(crate) table: ResourceTable,
-    pub(crate) fs: MemFs,
-    pub(crate) limiter: MemoryLimiter,
-    pub(crate) saved: Option<SavedState>,
-    /// When the running command must stop (for timers, see `deadline_clock`).
-    pub(crate) deadline: Instant,
-}
 
 /// How one command ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -266,6 +242,17 @@ impl Sandbox {
         argv: &[&str],
         sink: impl OutputSink,
     ) -> Result<ExecOutcome, Error> {
+        self.run_with_input(program, argv, Vec::new(), sink)
+    }
+
+    /// [`Sandbox::run`] with `stdin` as the program's standard input.
+    pub fn run_with_input(
+        &mut self,
+        program: &Program,
+        argv: &[&str],
+        stdin: Vec<u8>,
+        sink: impl OutputSink,
+    ) -> Result<ExecOutcome, Error> {
         let Some(timeout) = self.time_left() else {
             return Ok(ExecOutcome {
                 exit_code: EXIT_TIMEOUT,
@@ -275,27 +262,41 @@ impl Sandbox {
             });
         };
         let pipes = OutputPipes::new(Box::new(sink), self.limits.output_bytes);
-        let mut store = self.store(argv, &pipes, Instant::now() + timeout);
-        store.set_epoch_deadline(deadline_ticks(timeout));
-        let started = Instant::now();
-        let result = program
-            .pre
-            .instantiate(&mut store)
-            .and_then(|cmd| cmd.wasi_cli_run().call_run(&mut store));
-        let duration = started.elapsed();
-        self.busy += duration;
+        let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
+        let ended = Launch {
+            runtime: &self.runtime,
+            fs: &self.fs,
+            limits: self.limits,
+            argv: &argv,
+            env: &self.env,
+            cwd: &self.cwd,
+            stdin,
+            stdout: pipes.pipe(Stream::Stdout),
+            stderr: pipes.pipe(Stream::Stderr),
+            pipes: pipes.clone(),
+            deadline: Instant::now() + timeout,
+        }
+        .run(program)?;
+        self.busy += ended.duration;
         self.commands += 1;
-
-        let state = store.into_data();
-        if let Some(saved) = state.saved {
+        if let Some(saved) = ended.saved {
             self.keep_state(saved);
         }
-        let (exit_code, limit) = self.classify(result, &state.limiter, timeout)?;
+        let limit = match ended.limit {
+            // The deadline was the sandbox's when less than a command's
+            // time was left.
+            Some(LimitHit::CommandTimeout)
+                if timeout + SAME_DEADLINE < self.limits.command_timeout =>
+            {
+                Some(LimitHit::SandboxTimeout)
+            }
+            other => other,
+        };
         let limit = limit.or(pipes.truncated().then_some(LimitHit::Output));
         let limit = limit.or_else(|| self.fs.lock().quota_hit().map(LimitHit::from_quota));
         Ok(ExecOutcome {
-            exit_code,
-            duration,
+            exit_code: ended.exit_code,
+            duration: ended.duration,
             limit,
             truncated: pipes.truncated(),
         })
@@ -309,8 +310,18 @@ impl Sandbox {
 
     /// Runs a program and collects its output.
     pub fn run_captured(&mut self, program: &Program, argv: &[&str]) -> Result<Captured, Error> {
+        self.run_captured_with_input(program, argv, Vec::new())
+    }
+
+    /// Runs a program with `stdin` as its input and collects its output.
+    pub fn run_captured_with_input(
+        &mut self,
+        program: &Program,
+        argv: &[&str],
+        stdin: Vec<u8>,
+    ) -> Result<Captured, Error> {
         let (tx, rx) = std::sync::mpsc::channel::<(Stream, Vec<u8>)>();
-        let outcome = self.run(program, argv, move |s: Stream, d: &[u8]| {
+        let outcome = self.run_with_input(program, argv, stdin, move |s: Stream, d: &[u8]| {
             let _ = tx.send((s, d.to_vec()));
         })?;
         let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
@@ -346,29 +357,6 @@ impl Sandbox {
         (!left.is_zero()).then(|| left.min(self.limits.command_timeout))
     }
 
-    fn store(&self, argv: &[&str], pipes: &OutputPipes, deadline: Instant) -> Store<StoreState> {
-        let mut wasi = WasiCtx::builder();
-        wasi.args(argv)
-            .envs(&self.env)
-            .env("PWD", &self.cwd)
-            .stdout(pipes.pipe(Stream::Stdout))
-            .stderr(pipes.pipe(Stream::Stderr))
-            .allow_tcp(false)
-            .allow_udp(false)
-            .allow_ip_name_lookup(false);
-        let state = StoreState {
-            wasi: wasi.build(),
-            table: ResourceTable::new(),
-            fs: self.fs.clone(),
-            limiter: MemoryLimiter::new(self.limits.memory_bytes),
-            saved: None,
-            deadline,
-        };
-        let mut store = Store::new(self.runtime.engine(), state);
-        store.limiter(|s| &mut s.limiter);
-        store
-    }
-
     fn keep_state(&mut self, saved: SavedState) {
         let size: usize = saved.cwd.len()
             + saved
@@ -387,49 +375,4 @@ impl Sandbox {
             .filter(|(k, _)| k != "PWD" && !k.is_empty() && !k.contains('='))
             .collect();
     }
-
-    /// Turns how the guest ended into an exit status and the limit it hit.
-    fn classify(
-        &self,
-        result: wasmtime::Result<Result<(), ()>>,
-        limiter: &MemoryLimiter,
-        timeout: Duration,
-    ) -> Result<(i32, Option<LimitHit>), Error> {
-        let err = match result {
-            Ok(Ok(())) => return Ok((0, None)),
-            Ok(Err(())) => return Ok((1, None)),
-            Err(e) => e,
-        };
-        if let Some(exit) = err.downcast_ref::<I32Exit>() {
-            return Ok((exit.0, None));
-        }
-        if let Some(Trap::Interrupt) = err.downcast_ref::<Trap>() {
-            let hit = if timeout < self.limits.command_timeout {
-                LimitHit::SandboxTimeout
-            } else {
-                LimitHit::CommandTimeout
-            };
-            return Ok((EXIT_TIMEOUT, Some(hit)));
-        }
-        if limiter.hit {
-            return Ok((EXIT_MEMORY, Some(LimitHit::Memory)));
-        }
-        if is_pool_exhausted(&err) {
-            return Err(Error::Busy);
-        }
-        // Any other trap is the guest's own crash (e.g. `unreachable` after
-        // a panic): the command failed, the host is fine.
-        tracing::debug!(error = %format!("{err:#}"), "guest trapped");
-        Ok((EXIT_TRAP, None))
-    }
-}
-
-fn deadline_ticks(timeout: Duration) -> u64 {
-    let ticks = timeout.as_nanos() / EPOCH_TICK.as_nanos();
-    u64::try_from(ticks).unwrap_or(u64::MAX).max(1)
-}
-
-fn is_pool_exhausted(err: &wasmtime::Error) -> bool {
-    let text = format!("{err:#}");
-    text.contains("maximum concurrent") || text.contains("pooling allocator")
 }

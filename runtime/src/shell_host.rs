@@ -4,8 +4,8 @@
 use crate::bindings::fs_meta;
 use crate::bindings::sandbox_types::FsError;
 use crate::bindings::session;
+use crate::launch::{SavedState, StoreState};
 use crate::memfs::{FsErr, ROOT};
-use crate::sandbox::{SavedState, StoreState};
 
 fn fs_error(e: FsErr) -> FsError {
     match e {

@@ -37,7 +37,9 @@ cwd: BASE
 fn std_fs_transcript_matches_linux() {
     let mut sb = sandbox();
     let scratch = sb.scratch_dir().to_owned();
-    let out = sb.run_captured(&guest("fs_ops"), &["fs_ops", &scratch]).unwrap();
+    let out = sb
+        .run_captured(&guest("fs_ops"), &["fs_ops", &scratch])
+        .unwrap();
     assert_eq!(text(&out.stderr), "");
     assert_eq!(text(&out.stdout), EXPECTED);
     assert_eq!(out.outcome.exit_code, 0);

@@ -38,13 +38,14 @@ fn http_component_cannot_even_link() {
 
 #[test]
 fn every_socket_interface_is_absent() {
-    for iface in [
-        "wasi:sockets/tcp-create-socket@0.2.0",
-        "wasi:sockets/udp-create-socket@0.2.0",
-        "wasi:sockets/ip-name-lookup@0.2.0",
-        "wasi:sockets/instance-network@0.2.0",
+    for (iface, func) in [
+        ("wasi:sockets/tcp-create-socket@0.2.0", "create-tcp-socket"),
+        ("wasi:sockets/udp-create-socket@0.2.0", "create-udp-socket"),
+        ("wasi:sockets/ip-name-lookup@0.2.0", "resolve-addresses"),
+        ("wasi:sockets/instance-network@0.2.0", "instance-network"),
+        ("wasi:http/outgoing-handler@0.2.0", "handle"),
     ] {
-        let wat = format!(r#"(component (import "{iface}" (instance)))"#);
+        let wat = format!(r#"(component (import "{iface}" (instance (export "{func}" (func)))))"#);
         let why = refused(iface, wat.as_bytes());
         assert!(
             why.contains(iface.split('@').next().unwrap()),

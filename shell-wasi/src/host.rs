@@ -144,10 +144,15 @@ mod wasi {
     wit_bindgen::generate!({
         path: "../runtime/wit",
         world: "ephemeral:sandbox/shell",
+        with: { "wasi:cli/exit@0.2.12": generate },
     });
 
     use ephemeral::sandbox::types::FsError as WitError;
     use ephemeral::sandbox::{fs_meta, session};
+
+    pub(super) fn exit_with_code(code: u8) {
+        self::wasi::cli::exit::exit_with_code(code);
+    }
 
     fn convert(err: WitError) -> super::FsError {
         match err {
@@ -180,6 +185,18 @@ mod wasi {
 
 #[cfg(target_os = "wasi")]
 pub use wasi::WasiHost;
+
+/// Ends the process with `status` (taken modulo 256, as by a real shell's
+/// parent). On WASI this uses `exit-with-code`: wasi-libc's `exit` can only
+/// say success or failure, which would turn `exit 6` into 1.
+pub fn exit(status: i32) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    #[cfg(target_os = "wasi")]
+    wasi::exit_with_code((status & 0xff) as u8);
+    std::process::exit(status)
+}
 
 #[cfg(test)]
 mod tests {

@@ -94,3 +94,48 @@ pub fn run(
     io.flush();
     status
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cd sub && export X=1` must reach the host for the next command.
+    #[test]
+    fn state_is_saved_for_the_next_command() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().to_string_lossy().into_owned();
+        let host = Rc::new(FakeHost::new());
+        let inv = Invocation {
+            script: "mkdir sub && cd sub && export X=1 && Y=2".to_string(),
+            arg0: "bash".to_string(),
+            env: vec![("PWD".to_string(), path.clone())],
+            stdin: Some(Vec::new()),
+            ..Invocation::default()
+        };
+        let status = run(
+            inv,
+            host.clone(),
+            Box::new(std::io::sink()),
+            Box::new(std::io::sink()),
+        );
+        assert_eq!(status, 0);
+        let (cwd, exported) = host.saved_state().expect("saved");
+        assert_eq!(cwd, format!("{path}/sub"));
+        assert!(exported.contains(&("X".to_string(), "1".to_string())));
+        assert!(!exported.iter().any(|(k, _)| k == "Y"));
+    }
+
+    #[test]
+    fn arguments_follow_sh_dash_c() {
+        let argv: Vec<String> = ["sh", "-c", "echo $0 $1", "name", "one"]
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let inv = Invocation::from_args(&argv, Vec::new()).expect("parse");
+        assert_eq!(
+            (inv.script.as_str(), inv.arg0.as_str(), inv.args.len()),
+            ("echo $0 $1", "name", 1)
+        );
+        assert!(Invocation::from_args(&argv[..1], Vec::new()).is_err());
+    }
+}

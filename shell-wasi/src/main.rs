@@ -9,7 +9,7 @@ fn main() {
         Ok(inv) => inv,
         Err(err) => {
             eprintln!("{}", err.0);
-            std::process::exit(2);
+            ephemeral_shell::host::exit(2);
         }
     };
     let status = ephemeral_shell::run(
@@ -18,7 +18,7 @@ fn main() {
         Box::new(std::io::stdout()),
         Box::new(std::io::stderr()),
     );
-    std::process::exit(status);
+    ephemeral_shell::host::exit(status);
 }
 
 #[cfg(target_os = "wasi")]

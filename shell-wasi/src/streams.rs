@@ -9,9 +9,14 @@ use std::cell::RefCell;
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 /// Bytes buffered before the real stdout/stderr is written to.
 const FLUSH_THRESHOLD: usize = 64 * 1024;
+
+/// Longest time output may sit in the buffer: a slow loop's output still
+/// reaches the caller as it goes, not only when the command ends.
+const FLUSH_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Most bytes a pipe or command substitution may hold; past this the
 /// writer sees a broken pipe, as a process would when its reader is gone.
@@ -23,6 +28,7 @@ pub(crate) enum Sink {
     Stream {
         inner: Box<dyn Write>,
         pending: Vec<u8>,
+        last_flush: Instant,
     },
     /// A pipe to the next stage or a command substitution.
     Memory { data: Vec<u8>, broken: bool },
@@ -46,6 +52,7 @@ impl Sink {
         Rc::new(RefCell::new(Self::Stream {
             inner,
             pending: Vec::new(),
+            last_flush: Instant::now(),
         }))
     }
 
@@ -59,11 +66,16 @@ impl Sink {
 
     pub(crate) fn write_bytes(&mut self, bytes: &[u8]) -> io::Result<()> {
         match self {
-            Self::Stream { inner, pending } => {
+            Self::Stream {
+                inner,
+                pending,
+                last_flush,
+            } => {
                 pending.extend_from_slice(bytes);
-                if pending.len() >= FLUSH_THRESHOLD {
+                if pending.len() >= FLUSH_THRESHOLD || last_flush.elapsed() >= FLUSH_INTERVAL {
                     inner.write_all(pending)?;
                     pending.clear();
+                    *last_flush = Instant::now();
                 }
                 Ok(())
             }
@@ -82,11 +94,16 @@ impl Sink {
 
     pub(crate) fn flush(&mut self) -> io::Result<()> {
         match self {
-            Self::Stream { inner, pending } => {
+            Self::Stream {
+                inner,
+                pending,
+                last_flush,
+            } => {
                 if !pending.is_empty() {
                     inner.write_all(pending)?;
                     pending.clear();
                 }
+                *last_flush = Instant::now();
                 inner.flush()
             }
             Self::File(w) => w.flush(),
@@ -189,6 +206,15 @@ impl Io {
     }
 
     pub(crate) fn err(&self, bytes: &[u8]) {
+        // What was printed before this error must come out before it, as
+        // from a real process writing straight to its descriptors.
+        if !Rc::ptr_eq(&self.stdout, &self.stderr) {
+            if let Ok(mut out) = self.stdout.try_borrow_mut() {
+                if matches!(*out, Sink::Stream { .. }) {
+                    let _ = out.flush();
+                }
+            }
+        }
         let mut sink = self.stderr.borrow_mut();
         let _ = sink.write_bytes(bytes);
         // Errors are rare and should appear promptly next to stdout.

@@ -849,6 +849,24 @@ const RECORDED: &[Case] = &[
         stderr: "",
         status: 0,
     },
+    Case {
+        script: "trap \"echo bye\" EXIT; echo hi",
+        stdout: "hi\nbye\n",
+        stderr: "",
+        status: 0,
+    },
+    Case {
+        script: "IFS=: read a b <<< \"x:y:z\"; echo \"$a|$b\"",
+        stdout: "x|y:z\n",
+        stderr: "",
+        status: 0,
+    },
+    Case {
+        script: "set -o pipefail; false | true; echo $?",
+        stdout: "1\n",
+        stderr: "",
+        status: 0,
+    },
 ];
 
 /// Behaviour that cannot be recorded on the development machine: there is

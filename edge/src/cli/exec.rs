@@ -17,7 +17,7 @@ pub struct ExecArgs {
     /// Isolation to run with; the strongest this host supports by default.
     #[arg(long, value_enum)]
     isolation: Option<Isolation>,
-    /// Wall-time limit in seconds, for each command and for the sandbox.
+    /// Wall-time limit of each command, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     timeout: u64,
     /// Memory cap of a command, in MiB.
@@ -58,7 +58,8 @@ pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let timeout = Duration::from_secs(args.timeout);
     let limits = Limits {
         command_timeout: timeout,
-        sandbox_timeout: timeout,
+        // Each command gets its full time, however many there are.
+        sandbox_timeout: timeout * u32::try_from(commands.len()).unwrap_or(u32::MAX),
         memory_bytes: usize::try_from(args.memory_mib << 20).unwrap_or(usize::MAX),
         ..Limits::default()
     };

@@ -9,6 +9,34 @@ pub(crate) fn colon(_shell: &mut Shell, _io: &Io, _argv: &[String]) -> Result<i3
     Ok(0)
 }
 
+/// `trap ACTION SIGNAL...`: only EXIT (or 0) has meaning without
+/// processes; other signals are accepted and never delivered.
+pub(crate) fn trap(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    let args = argv.get(1..).unwrap_or_default();
+    if args.is_empty() || args.first().is_some_and(|a| a == "-p") {
+        if let Some(action) = &shell.exit_trap {
+            io.out(
+                format!(
+                    "trap -- {} EXIT\n",
+                    crate::utils::quoting::single_quote(action)
+                )
+                .as_bytes(),
+            );
+        }
+        return Ok(0);
+    }
+    let (action, signals) = match args.split_first() {
+        Some((action, signals)) if !signals.is_empty() => (action.as_str(), signals),
+        _ => ("-", args),
+    };
+    for signal in signals {
+        if matches!(signal.as_str(), "EXIT" | "0" | "SIGEXIT") {
+            shell.exit_trap = (action != "-").then(|| action.to_string());
+        }
+    }
+    Ok(0)
+}
+
 pub(crate) fn umask(_shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
     if argv.len() == 1 {
         io.out(b"0022\n");

@@ -47,7 +47,7 @@ const BUILTINS: &[(&str, BuiltinFn)] = &[
     ("shift", vars::shift),
     ("source", flow::source),
     ("test", test),
-    ("trap", flow::colon),
+    ("trap", flow::trap),
     ("true", true_),
     ("type", introspect::type_),
     ("typeset", vars::declare),

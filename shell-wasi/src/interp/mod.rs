@@ -89,6 +89,8 @@ pub struct Shell {
     pub(crate) is_script: bool,
     /// Files being `source`d, where `return` is allowed.
     pub(crate) sourcing: u32,
+    /// `trap '...' EXIT`: run when this shell ends.
+    pub(crate) exit_trap: Option<String>,
 }
 
 /// The "NAME: line N" part of bash's error messages.
@@ -141,11 +143,25 @@ impl Shell {
             subst_status: None,
             is_script: false,
             sourcing: 0,
+            exit_trap: None,
         }
     }
 
-    /// Runs `-c` text to the end and returns the exit status.
+    /// Runs `-c` text (or a script) to the end, then its EXIT trap, and
+    /// returns the exit status.
     pub(crate) fn run_toplevel(&mut self, text: &str, io: &Io) -> i32 {
+        let status = self.run_lines(text, io);
+        let Some(trap) = self.exit_trap.take() else {
+            return status;
+        };
+        self.status = status;
+        match self.run_text(&trap, io) {
+            Err(Unwind::Exit(code)) => code,
+            _ => status,
+        }
+    }
+
+    fn run_lines(&mut self, text: &str, io: &Io) -> i32 {
         let program = match parse_program(text) {
             Ok(p) => p,
             Err(msg) => {

@@ -448,7 +448,7 @@ mod tests {
             "00042"
         );
         assert_eq!(format_unsigned(&spec("%x"), 255), "ff");
-        assert_eq!(format_float(&spec("%.2f"), 3.14159), "3.14");
+        assert_eq!(format_float(&spec("%.2f"), 1.23456), "1.23");
         assert_eq!(format_float(&spec("%e"), 1.5), "1.500000e+00");
         assert_eq!(format_float(&spec("%g"), 0.0001), "0.0001");
         assert_eq!(format_float(&spec("%g"), 1e-5), "1e-05");

@@ -1,0 +1,527 @@
+"""The `python3` command of an Ephemeral sandbox.
+
+componentize-py builds this module into a `wasi:cli/command` component by
+running it once at build time and snapshotting the initialised interpreter.
+Only modules imported by then exist at run time (the component carries no
+files), so importing this module first imports the whole pure-Python
+standard library (see `preload`). At run time, `Run.run` is the component's
+`wasi:cli/run` export: it reads argv, environment and working folder from
+WASI, emulates CPython's command line (`python3 FILE`, `-c`, `-m`, `-`, the
+usual flags) and exits with CPython's status.
+"""
+
+import sys
+import os
+
+from wit_world import exports
+from wit_world.imports import environment, exit as wasi_exit
+
+VERSION_LINE = "Python %d.%d.%d" % sys.version_info[:3]
+
+# Top-level stdlib names not to pre-import: tests, GUIs, modules with side
+# effects on import, and the interactive IDE.
+SKIP_TOP = {
+    "test", "idlelib", "tkinter", "turtle", "turtledemo", "this",
+    "antigravity", "__phello__", "__hello__", "site-packages", "lib2to3",
+    "ensurepip", "pydoc_data",
+}
+# Submodule name parts never pre-imported anywhere in the tree.
+SKIP_PART = {"__main__", "test", "tests", "idle_test"}
+
+# Build-time results, kept in the snapshot.
+PRELOADED = []  # names that imported
+FAILED = {}  # name -> reason it did not import
+MAIN_SOURCES = {}  # module name -> (file name, source) of runnable modules
+
+
+def _stdlib_dir():
+    # Not os.__file__: `os` is frozen, and its __file__ names a folder that
+    # is not there.
+    import argparse
+
+    return os.path.dirname(argparse.__file__)
+
+
+def _stdlib_names(root):
+    """Every module and package name found under the stdlib folder, sorted."""
+    names = set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = os.path.relpath(dirpath, root)
+        parts = [] if rel == "." else rel.split(os.sep)
+        if parts and (parts[0] in SKIP_TOP or "-" in parts[0]):
+            dirnames[:] = []
+            continue
+        if parts and not os.path.exists(os.path.join(dirpath, "__init__.py")):
+            dirnames[:] = []
+            continue
+        if any(p in SKIP_PART for p in parts):
+            dirnames[:] = []
+            continue
+        dirnames.sort()
+        if parts:
+            names.add(".".join(parts))
+        for f in filenames:
+            if not f.endswith(".py") or f == "__init__.py":
+                continue
+            stem = f[:-3]
+            if not stem.isidentifier() or stem in SKIP_PART:
+                continue
+            if not parts and stem in SKIP_TOP:
+                continue
+            names.add(".".join(parts + [stem]))
+    return sorted(names)
+
+
+def _is_runnable(source):
+    return "__name__ == '__main__'" in source or '__name__ == "__main__"' in source
+
+
+def preload():
+    """Imports the standard library (build time only)."""
+    import importlib
+
+    root = _stdlib_dir()
+    for name in _stdlib_names(root):
+        try:
+            importlib.import_module(name)
+        except BaseException as e:  # noqa: BLE001 - SystemExit included
+            FAILED[name] = "%s: %s" % (type(e).__name__, e)
+            continue
+        PRELOADED.append(name)
+        mod = sys.modules.get(name)
+        path = getattr(mod, "__file__", None) or ""
+        if not path.endswith(".py"):
+            continue
+        try:
+            with open(path, encoding="utf-8") as f:
+                source = f.read()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if _is_runnable(source):
+            MAIN_SOURCES[name] = (path, source)
+    # `python3 -m pkg` runs pkg/__main__.py, which cannot be imported here
+    # (it would run); keep its source instead.
+    for name in list(PRELOADED):
+        mod = sys.modules.get(name)
+        for p in getattr(mod, "__path__", None) or []:
+            main = os.path.join(p, "__main__.py")
+            if os.path.exists(main):
+                with open(main, encoding="utf-8") as f:
+                    MAIN_SOURCES[name + ".__main__"] = (main, f.read())
+    # `this` prints on import: keep its source for `import this`.
+    this = os.path.join(root, "this.py")
+    if os.path.exists(this):
+        with open(this, encoding="utf-8") as f:
+            MAIN_SOURCES["this"] = (this, f.read())
+    # Work some lazy caches out now rather than in every run.
+    try:
+        import sysconfig
+
+        sysconfig.get_config_vars()
+    except Exception:  # noqa: BLE001
+        pass
+
+
+class _SourceFinder:
+    """Imports the modules whose source was kept at build time but that are
+    not in the snapshot (`this`, `json.__main__`, ...)."""
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name not in MAIN_SOURCES:
+            return None
+        import importlib.util
+
+        filename, _ = MAIN_SOURCES[name]
+        return importlib.util.spec_from_loader(name, cls, origin=filename)
+
+    @classmethod
+    def create_module(cls, spec):
+        return None
+
+    @classmethod
+    def exec_module(cls, module):
+        filename, source = MAIN_SOURCES[module.__name__]
+        module.__file__ = filename
+        exec(compile(source, filename, "exec", dont_inherit=True), module.__dict__)
+
+    @classmethod
+    def get_code(cls, name):
+        filename, source = MAIN_SOURCES[name]
+        return compile(source, filename, "exec", dont_inherit=True)
+
+    @classmethod
+    def get_source(cls, name):
+        return MAIN_SOURCES[name][1]
+
+    @classmethod
+    def is_package(cls, name):
+        return False
+
+
+STDLIB_PATH = [p for p in sys.path if p.startswith("/python")]
+
+# This module body runs once, at build time. build.sh stages this file in a
+# folder with a `build-stage` marker, where the lists of what imported (and
+# what did not) are left for it to ship.
+preload()
+_stage = os.path.dirname(os.path.abspath(__file__))
+if os.path.exists(os.path.join(_stage, "build-stage")):
+    with open(os.path.join(_stage, "python3-modules.txt"), "w") as _f:
+        _f.write("".join(n + "\n" for n in PRELOADED))
+    with open(os.path.join(_stage, "python3-modules-failed.txt"), "w") as _f:
+        _f.write("".join("%s\t%s\n" % kv for kv in sorted(FAILED.items())))
+    with open(os.path.join(_stage, "python3-main-sources.txt"), "w") as _f:
+        _f.write("".join(n + "\n" for n in sorted(MAIN_SOURCES)))
+    # CPython's licence, from the standard library componentize-py bundles.
+    for _lic in ("LICENSE.txt", "LICENSE"):
+        _lic = os.path.join(_stdlib_dir(), _lic)
+        if os.path.exists(_lic):
+            with open(_lic, "rb") as _src, open(os.path.join(_stage, "python-LICENSE.txt"), "wb") as _dst:
+                _dst.write(_src.read())
+            break
+del _stage
+
+USAGE = """\
+usage: python3 [option] ... [-c cmd | -m mod | file | -] [arg] ...
+Options (and corresponding environment variables):
+-B     : don't write .pyc files on import
+-c cmd : program passed in as string (terminates option list)
+-E     : ignore PYTHON* environment variables (such as PYTHONPATH)
+-h     : print this help message and exit (also -? or --help)
+-I     : isolate Python from the user's environment (implies -E, -P and -s)
+-m mod : run library module as a script (terminates option list)
+-O     : remove assert and __debug__-dependent statements
+-OO    : do -O changes and also discard docstrings
+-P     : don't prepend a potentially unsafe path to sys.path
+-q     : don't print version and copyright messages on interactive startup
+-s     : don't add user site directory to sys.path
+-S     : don't imply 'import site' on initialization
+-u     : force the stdout and stderr streams to be unbuffered
+-V     : print the Python version number and exit (also --version)
+-W arg : warning control
+-X opt : set implementation-specific option (accepted, ignored)
+file   : program read from script file
+-      : program read from stdin (default; interactive mode is not available)
+arg ...: arguments passed to program in sys.argv[1:]
+
+This python3 runs inside the Ephemeral sandbox: the standard library is
+built in, there is no network, no subprocess and no pip.
+"""
+
+
+class _Usage(Exception):
+    """A command-line error: message for stderr, exit status 2."""
+
+
+def _parse(argv):
+    """CPython's option parsing. Returns (opts, mode, target, args)."""
+    opts = {"u": False, "B": False, "E": False, "I": False, "P": False,
+            "O": 0, "W": [], "V": 0, "h": False}
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            i += 1
+            break
+        if arg in ("--version",):
+            opts["V"] += 1
+            i += 1
+            continue
+        if arg == "--help":
+            opts["h"] = True
+            i += 1
+            continue
+        if arg == "-" or not arg.startswith("-"):
+            break
+        if arg.startswith("--"):
+            raise _Usage("unknown option %s" % arg)
+        j = 1
+        while j < len(arg):
+            ch = arg[j]
+            if ch in "cmWX":
+                value = arg[j + 1:]
+                if not value:
+                    i += 1
+                    if i >= len(argv):
+                        raise _Usage("Argument expected for the -%s option" % ch)
+                    value = argv[i]
+                if ch == "c":
+                    return opts, "c", value, ["-c"] + argv[i + 1:]
+                if ch == "m":
+                    return opts, "m", value, [None] + argv[i + 1:]
+                if ch == "W":
+                    opts["W"].append(value)
+                break
+            if ch in "uBEIPV":
+                opts[ch] = opts[ch] + 1 if ch == "V" else True
+            elif ch == "O":
+                opts["O"] += 1
+            elif ch in "h?":
+                opts["h"] = True
+            elif ch in "bdiqsSRvx":
+                pass  # accepted, no effect here
+            else:
+                raise _Usage("Unknown option: -%s" % ch)
+            j += 1
+        i += 1
+    rest = argv[i:]
+    if not rest or rest[0] == "-":
+        return opts, "stdin", None, ([rest[0]] if rest else [""]) + rest[1:]
+    return opts, "file", rest[0], rest
+
+
+def _refresh_process_state(env, cwd):
+    """The snapshot was taken at build time: bring the environment, working
+    folder and random state up to this run."""
+    for key in list(os.environ):
+        del os.environ[key]
+    for key, value in env:
+        try:
+            os.environ[key] = value
+        except (ValueError, OSError):
+            pass
+    if cwd:
+        try:
+            os.chdir(cwd)
+        except OSError:
+            pass
+    import random
+
+    random.seed()
+    import tempfile
+
+    tempfile.tempdir = None
+
+
+def _fresh_main(filename=None, loader=None):
+    import builtins
+    import types
+
+    main = types.ModuleType("__main__")
+    main.__dict__.update(
+        __builtins__=builtins, __spec__=None, __package__=None, __cached__=None
+    )
+    if filename is not None:
+        main.__file__ = filename
+    if loader is not None:
+        main.__loader__ = loader
+    sys.modules["__main__"] = main
+    return main
+
+
+def _print_exception(exc):
+    """What CPython prints for an uncaught exception, without our frames."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_globals.get("__name__") == __name__:
+        tb = tb.tb_next
+    try:
+        sys.excepthook(type(exc), exc, tb)
+    except BaseException:  # noqa: BLE001
+        import traceback
+
+        traceback.print_exception(type(exc), exc, tb)
+
+
+def _exit_status(code):
+    """CPython's handling of SystemExit's code."""
+    if code is None:
+        return 0
+    if isinstance(code, bool) or isinstance(code, int):
+        return int(code) & 0xFF
+    try:
+        print(code, file=sys.stderr)
+    except BaseException:  # noqa: BLE001
+        pass
+    return 1
+
+
+def _run_code(source, filename, main, optimize):
+    code = compile(source, filename, "exec", dont_inherit=True, optimize=optimize)
+    exec(code, main.__dict__)
+
+
+def _run_module(name, optimize):
+    """`-m NAME`: the module's code as `__main__`, like runpy."""
+    import importlib.util
+
+    target = name
+    spec = None
+    if target in MAIN_SOURCES and target in sys.modules:
+        pass
+    else:
+        try:
+            spec = importlib.util.find_spec(target)
+        except (ImportError, ValueError) as e:
+            raise _NoModule("Error while finding module specification for %r (%s: %s)"
+                            % (name, type(e).__name__, e))
+        if spec is None and target not in MAIN_SOURCES:
+            raise _NoModule("No module named %s" % name)
+        if spec is not None and spec.submodule_search_locations is not None:
+            target = name + ".__main__"
+            if target not in MAIN_SOURCES:
+                try:
+                    spec = importlib.util.find_spec(target)
+                except ImportError:
+                    spec = None
+                if spec is None:
+                    raise _NoModule("No module named %s; '%s' is a package and cannot "
+                                    "be directly executed" % (target, name))
+    if target in MAIN_SOURCES:
+        filename, source = MAIN_SOURCES[target]
+        pkg = target.rpartition(".")[0]
+        sys.argv[0] = filename
+        main = _fresh_main(filename, _SourceFinder)
+        main.__package__ = pkg
+        main.__spec__ = importlib.util.spec_from_loader(target, _SourceFinder, origin=filename)
+        _run_code(source, filename, main, optimize)
+        return
+    if spec is not None and spec.origin and os.path.exists(spec.origin):
+        # A module of the sandbox's own files: let runpy do it.
+        import runpy
+
+        sys.argv[0] = spec.origin
+        runpy._run_module_as_main(target, alter_argv=False)
+        return
+    if target in sys.modules:
+        raise _NoModule("No code object available for %s (it is built into this "
+                        "python3 and cannot be run as a script)" % name)
+    raise _NoModule("No module named %s" % name)
+
+
+class _NoModule(Exception):
+    pass
+
+
+def _main(argv, env, cwd):
+    """Runs the command line; returns the exit status."""
+    try:
+        opts, mode, target, args = _parse(argv)
+    except _Usage as e:
+        sys.stderr.write("%s\nusage: python3 [option] ... [-c cmd | -m mod | file | -] [arg] ...\n"
+                         "Try `python -h' for more information.\n" % e)
+        return 2
+    if opts["h"]:
+        sys.stdout.write(USAGE)
+        return 0
+    if opts["V"]:
+        line = VERSION_LINE if opts["V"] == 1 else "Python " + sys.version
+        sys.stdout.write(line + "\n")
+        return 0
+
+    isolated = opts["I"]
+    ignore_env = opts["E"] or isolated
+    env_map = dict(env)
+    if opts["u"] or (not ignore_env and env_map.get("PYTHONUNBUFFERED")):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.reconfigure(write_through=True)
+            except (AttributeError, ValueError):
+                pass
+    if opts["B"] or (not ignore_env and env_map.get("PYTHONDONTWRITEBYTECODE")):
+        sys.dont_write_bytecode = True
+    optimize = opts["O"]
+    if not ignore_env and not optimize and env_map.get("PYTHONOPTIMIZE", "").isdigit():
+        optimize = int(env_map["PYTHONOPTIMIZE"])
+    optimize = optimize if optimize else -1
+    if opts["W"] or (not ignore_env and env_map.get("PYTHONWARNINGS")):
+        import warnings
+
+        ws = ([w for w in env_map.get("PYTHONWARNINGS", "").split(",") if w]
+              if not ignore_env else []) + opts["W"]
+        sys.warnoptions[:] = ws
+        warnings._processoptions(ws)
+
+    sys.argv = list(args)
+    sys.orig_argv = list(argv)
+    sys.executable = "/usr/bin/python3"
+
+    # sys.path: the script's folder (or '' / cwd), PYTHONPATH, the stdlib.
+    path = []
+    if mode == "file":
+        first = os.path.dirname(os.path.abspath(target))
+    elif mode == "m":
+        first = os.getcwd()
+    else:
+        first = ""
+    if not (isolated or opts["P"] or (not ignore_env and env_map.get("PYTHONSAFEPATH"))):
+        path.append(first)
+    if not ignore_env and env_map.get("PYTHONPATH"):
+        path.extend(p for p in env_map["PYTHONPATH"].split(os.pathsep) if p)
+    sys.path[:] = path + [p for p in STDLIB_PATH if p not in path]
+    sys.path_importer_cache.clear()
+
+    try:
+        if mode == "file":
+            filename = os.path.abspath(target)
+            try:
+                with open(target, "rb") as f:
+                    source = f.read()
+            except OSError as e:
+                sys.stderr.write("python3: can't open file %r: [Errno %d] %s\n"
+                                 % (filename, e.errno or 0, e.strerror or e))
+                return 2
+            if os.path.isdir(target):
+                sys.stderr.write("python3: can't find '__main__' module in %r\n" % target)
+                return 1
+            import importlib.machinery
+
+            main = _fresh_main(filename, importlib.machinery.SourceFileLoader("__main__", filename))
+            _run_code(source, filename, main, optimize)
+        elif mode == "c":
+            import linecache
+
+            linecache.cache["<string>"] = (len(target), None, target.splitlines(True), "<string>")
+            main = _fresh_main()
+            _run_code(target, "<string>", main, optimize)
+        elif mode == "m":
+            try:
+                _run_module(target, optimize)
+            except _NoModule as e:
+                sys.stderr.write("/usr/bin/python3: %s\n" % e)
+                return 1
+        else:
+            source = sys.stdin.buffer.read()
+            import linecache
+
+            text = source.decode("utf-8", "replace")
+            linecache.cache["<stdin>"] = (len(text), None, text.splitlines(True), "<stdin>")
+            main = _fresh_main()
+            _run_code(source, "<stdin>", main, optimize)
+    except SystemExit as e:
+        return _exit_status(e.code)
+    except BaseException as e:  # noqa: BLE001
+        _print_exception(e)
+        return 1
+    return 0
+
+
+def _finish(status):
+    """atexit handlers, then flush the standard streams (as Py_Finalize)."""
+    try:
+        import atexit
+
+        atexit._run_exitfuncs()
+    except SystemExit as e:
+        status = _exit_status(e.code)
+    except BaseException:  # noqa: BLE001
+        pass
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.flush()
+        except BaseException:  # noqa: BLE001
+            if stream in (sys.stdout, sys.__stdout__) and status == 0:
+                status = 120
+    return status
+
+
+class Run(exports.Run):
+    def run(self) -> None:
+        argv = list(environment.get_arguments()) or ["python3"]
+        env = list(environment.get_environment())
+        cwd = dict(env).get("PWD") or environment.initial_cwd()
+        _refresh_process_state(env, cwd)
+        status = _finish(_main(argv, env, cwd))
+        if status != 0:
+            wasi_exit.exit_with_code(status & 0xFF)
