@@ -60,6 +60,36 @@ pub trait Host {
     fn set_mode(&self, path: &str, mode: u32) -> Result<(), FsError>;
     /// Hands the working folder and exported variables to the next command.
     fn save_state(&self, cwd: &str, exported: &[(String, String)]);
+    /// Programs the host runs as their own components (`python3`, …).
+    fn programs(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Runs one of `programs` to completion.
+    fn run_program(&self, request: &ProgramRequest) -> Result<ProgramResult, String> {
+        Err(format!("{}: no such program", request.program))
+    }
+}
+
+/// A program run by the host (`process.run` in `sandbox.wit`).
+#[derive(Debug, Clone)]
+pub struct ProgramRequest {
+    pub program: String,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub cwd: String,
+    pub stdin: Vec<u8>,
+    /// `true`: collect stdout and return it; `false`: it goes straight to
+    /// the shell's own stdout.
+    pub capture_stdout: bool,
+    pub capture_stderr: bool,
+}
+
+/// How a host program ended, with what was captured.
+#[derive(Debug, Clone, Default)]
+pub struct ProgramResult {
+    pub status: i32,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
 }
 
 /// What `save_state` hands over: the working folder and exported variables.
@@ -148,7 +178,7 @@ mod wasi {
     });
 
     use ephemeral::sandbox::types::FsError as WitError;
-    use ephemeral::sandbox::{fs_meta, session};
+    use ephemeral::sandbox::{fs_meta, process, session};
 
     pub(super) fn exit_with_code(code: u8) {
         self::wasi::cli::exit::exit_with_code(code);
@@ -166,7 +196,10 @@ mod wasi {
 
     /// The sandbox host, reached through the component's imports.
     #[derive(Debug, Default)]
-    pub struct WasiHost;
+    pub struct WasiHost {
+        /// The host's program list, asked for once per shell.
+        programs: std::cell::OnceCell<Vec<String>>,
+    }
 
     impl super::Host for WasiHost {
         fn get_mode(&self, path: &str, follow: bool) -> Result<u32, super::FsError> {
@@ -179,6 +212,37 @@ mod wasi {
 
         fn save_state(&self, cwd: &str, exported: &[(String, String)]) {
             session::save_state(cwd, exported);
+        }
+
+        fn programs(&self) -> Vec<String> {
+            self.programs.get_or_init(process::programs).clone()
+        }
+
+        fn run_program(
+            &self,
+            request: &super::ProgramRequest,
+        ) -> Result<super::ProgramResult, String> {
+            let mode = |capture: bool| {
+                if capture {
+                    process::OutputMode::Capture
+                } else {
+                    process::OutputMode::Inherit
+                }
+            };
+            let finished = process::run(&process::Command {
+                program: request.program.clone(),
+                args: request.args.clone(),
+                env: request.env.clone(),
+                cwd: request.cwd.clone(),
+                stdin: request.stdin.clone(),
+                stdout: mode(request.capture_stdout),
+                stderr: mode(request.capture_stderr),
+            })?;
+            Ok(super::ProgramResult {
+                status: finished.status,
+                stdout: finished.stdout,
+                stderr: finished.stderr,
+            })
         }
     }
 }

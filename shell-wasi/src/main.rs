@@ -23,7 +23,7 @@ fn main() {
 
 #[cfg(target_os = "wasi")]
 fn host() -> Rc<dyn ephemeral_shell::Host> {
-    Rc::new(ephemeral_shell::host::WasiHost)
+    Rc::new(ephemeral_shell::host::WasiHost::default())
 }
 
 #[cfg(not(target_os = "wasi"))]

@@ -208,12 +208,11 @@ impl Io {
     pub(crate) fn err(&self, bytes: &[u8]) {
         // What was printed before this error must come out before it, as
         // from a real process writing straight to its descriptors.
-        if !Rc::ptr_eq(&self.stdout, &self.stderr) {
-            if let Ok(mut out) = self.stdout.try_borrow_mut() {
-                if matches!(*out, Sink::Stream { .. }) {
-                    let _ = out.flush();
-                }
-            }
+        if !Rc::ptr_eq(&self.stdout, &self.stderr)
+            && let Ok(mut out) = self.stdout.try_borrow_mut()
+            && matches!(*out, Sink::Stream { .. })
+        {
+            let _ = out.flush();
         }
         let mut sink = self.stderr.borrow_mut();
         let _ = sink.write_bytes(bytes);

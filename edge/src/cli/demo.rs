@@ -10,7 +10,9 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use ephemeral_runtime::{Runtime, RuntimeConfig, Stream};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use ephemeral_runtime::{OutputSink, Runtime, RuntimeConfig, Stream};
 
 /// The seed run's shell commands, in order.
 pub const SEED_COMMANDS: &[&str] = &[
@@ -36,7 +38,9 @@ pub fn run() -> anyhow::Result<ExitCode> {
     lane("worker", "started · shell on · web off");
     for command in SEED_COMMANDS {
         lane("shell", &format!("$ {command}"));
-        let outcome = sandbox.exec(command, print_indented)?;
+        let printer = LinePrinter::default();
+        let outcome = sandbox.exec(command, printer.clone())?;
+        printer.finish();
         let limit = outcome
             .limit
             .map(|l| format!(" · limit {l}"))
@@ -62,11 +66,41 @@ pub fn run() -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_indented(stream: Stream, data: &[u8]) {
-    let text = String::from_utf8_lossy(data);
-    let marker = if stream == Stream::Stderr { "!" } else { "|" };
-    let mut out = std::io::stdout().lock();
-    for line in text.lines() {
-        let _ = writeln!(out, "{:>21} {line}", marker);
+/// Prints output line by line, indented under its lane, whatever size
+/// the chunks arrive in: a line split across two writes is one line.
+#[derive(Clone, Default)]
+struct LinePrinter(Arc<Mutex<[Vec<u8>; 2]>>);
+
+impl LinePrinter {
+    /// Prints what is left of unfinished lines.
+    fn finish(&self) {
+        let mut partial = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        for (i, stream) in [Stream::Stdout, Stream::Stderr].into_iter().enumerate() {
+            let rest = std::mem::take(&mut partial[i]);
+            if !rest.is_empty() {
+                print_line(stream, &rest);
+            }
+        }
     }
+}
+
+impl OutputSink for LinePrinter {
+    fn write(&mut self, stream: Stream, data: &[u8]) {
+        let mut partial = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let buf = &mut partial[usize::from(stream == Stream::Stderr)];
+        buf.extend_from_slice(data);
+        while let Some(end) = buf.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = buf.drain(..=end).collect();
+            print_line(stream, &line[..end]);
+        }
+    }
+}
+
+fn print_line(stream: Stream, line: &[u8]) {
+    let marker = if stream == Stream::Stderr { "!" } else { "|" };
+    let _ = writeln!(
+        std::io::stdout().lock(),
+        "{marker:>21} {}",
+        String::from_utf8_lossy(line)
+    );
 }

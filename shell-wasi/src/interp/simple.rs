@@ -8,7 +8,7 @@ use brush_parser::ast;
 
 use super::{Shell, normalize};
 use crate::errors::Unwind;
-use crate::host::{FsError, S_IFDIR, S_IFMT};
+use crate::host::{FsError, Host, S_IFDIR, S_IFMT};
 use crate::streams::Io;
 use crate::utils::{self, Process};
 
@@ -212,7 +212,7 @@ impl Shell {
         if name.contains('/') {
             return self.run_path(argv, io);
         }
-        match utils::lookup(name) {
+        match utils::find(&self.host, name) {
             Some(util) => self.run_utility(util, argv, io),
             None => {
                 self.report(io, &format!("{name}: command not found"));
@@ -280,7 +280,7 @@ impl Shell {
         let mode = match self.host.get_mode(&full, true) {
             Ok(mode) => mode,
             Err(FsError::NoEntry) => {
-                if let Some(util) = utility_at(&full) {
+                if let Some(util) = utility_at(&self.host, &full) {
                     return self.run_utility(util, argv, io);
                 }
                 self.report(io, &format!("{path}: No such file or directory"));
@@ -326,7 +326,7 @@ impl Shell {
             super::script::Interpreter::Env(program) => {
                 let mut new_argv = vec![program.clone(), path.to_string()];
                 new_argv.extend_from_slice(args);
-                match utils::lookup(&program) {
+                match utils::find(&self.host, &program) {
                     Some(util) => self.run_utility(util, &new_argv, io),
                     None => {
                         let quoted = crate::utils::quoting::quote(&program, &self.child_env());
@@ -340,7 +340,7 @@ impl Shell {
             super::script::Interpreter::Path(interp) => {
                 let mut new_argv = vec![interp.clone(), path.to_string()];
                 new_argv.extend_from_slice(args);
-                match utility_at(&interp) {
+                match utility_at(&self.host, &interp) {
                     Some(util) => self.run_utility(util, &new_argv, io),
                     None => {
                         self.report(
@@ -358,10 +358,10 @@ impl Shell {
 }
 
 /// The utility a path like `/usr/bin/ls` names, if the sandbox has it.
-fn utility_at(path: &str) -> Option<utils::UtilityFn> {
+fn utility_at(host: &Rc<dyn Host>, path: &str) -> Option<utils::UtilityFn> {
     let (dir, name) = path.rsplit_once('/')?;
     if UTILITY_DIRS.contains(&dir) {
-        utils::lookup(name)
+        utils::find(host, name)
     } else {
         None
     }

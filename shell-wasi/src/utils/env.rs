@@ -37,7 +37,7 @@ pub(crate) fn env(p: &mut Process<'_>, argv: &[String]) -> i32 {
         p.out(text.as_bytes());
         return 0;
     };
-    let Some(util) = super::lookup(program.rsplit('/').next().unwrap_or(program)) else {
+    let Some(util) = super::find(p.host, program.rsplit('/').next().unwrap_or(program)) else {
         p.error(&format!("{}: No such file or directory", p.quote(program)));
         return 127;
     };

@@ -12,6 +12,7 @@ pub(crate) mod chmod;
 pub(crate) mod echo;
 pub(crate) mod env;
 pub(crate) mod escapes;
+pub(crate) mod external;
 pub(crate) mod fileops;
 pub(crate) mod ident;
 pub(crate) mod ls;
@@ -136,6 +137,17 @@ pub(crate) fn lookup(name: &str) -> Option<UtilityFn> {
         .ok()
         .and_then(|i| UTILITIES.get(i))
         .map(|(_, f)| *f)
+}
+
+/// The program called `name`: one of ours, or one the host runs as its own
+/// component (`python3`, …).
+pub(crate) fn find(host: &Rc<dyn Host>, name: &str) -> Option<UtilityFn> {
+    lookup(name).or_else(|| {
+        host.programs()
+            .iter()
+            .any(|p| p == name)
+            .then_some(external::run as UtilityFn)
+    })
 }
 
 /// Splits GNU-style arguments into short flags and operands: `-la` is

@@ -25,5 +25,5 @@ pub(crate) fn locate(p: &Process<'_>, name: &str) -> Option<String> {
         let is_file = mode & crate::host::S_IFMT == crate::host::S_IFREG;
         return (is_file && mode & 0o111 != 0).then(|| name.to_string());
     }
-    super::lookup(name).map(|_| format!("/usr/bin/{name}"))
+    super::find(p.host, name).map(|_| format!("/usr/bin/{name}"))
 }
