@@ -9,6 +9,7 @@
 
 pub(crate) mod cat;
 pub(crate) mod chmod;
+pub(crate) mod coreutils;
 pub(crate) mod echo;
 pub(crate) mod env;
 pub(crate) mod escapes;
@@ -21,6 +22,7 @@ pub(crate) mod printf;
 pub(crate) mod quoting;
 pub(crate) mod shell;
 pub(crate) mod test;
+pub(crate) mod textproc;
 pub(crate) mod timefmt;
 pub(crate) mod which;
 
@@ -103,8 +105,16 @@ impl<'a> Process<'a> {
     }
 }
 
-/// Every utility, by name. Sorted for binary search.
-const UTILITIES: &[(&str, UtilityFn)] = &[
+/// A table of utilities, sorted by name for binary search. Each family of
+/// utilities (`coreutils/`, `textproc/`, …) keeps its own table, so they
+/// grow independently.
+pub(crate) type Table = &'static [(&'static str, UtilityFn)];
+
+/// Every table the shell looks a program up in.
+const TABLES: &[Table] = &[UTILITIES, coreutils::TABLE, textproc::TABLE];
+
+/// The shell's own first utilities. Sorted for binary search.
+const UTILITIES: Table = &[
     ("[", test::bracket),
     ("bash", shell::bash),
     ("cat", cat::cat),
@@ -132,11 +142,13 @@ const UTILITIES: &[(&str, UtilityFn)] = &[
 
 /// The utility called `name`, if the sandbox has one.
 pub(crate) fn lookup(name: &str) -> Option<UtilityFn> {
-    UTILITIES
-        .binary_search_by(|(n, _)| n.cmp(&name))
-        .ok()
-        .and_then(|i| UTILITIES.get(i))
-        .map(|(_, f)| *f)
+    TABLES.iter().find_map(|table| {
+        table
+            .binary_search_by(|(n, _)| n.cmp(&name))
+            .ok()
+            .and_then(|i| table.get(i))
+            .map(|(_, f)| *f)
+    })
 }
 
 /// The program called `name`: one of ours, or one the host runs as its own
@@ -176,8 +188,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn table_is_sorted_for_lookup() {
-        assert!(UTILITIES.windows(2).all(|w| w[0].0 < w[1].0));
+    fn tables_are_sorted_and_disjoint() {
+        for table in TABLES {
+            assert!(table.windows(2).all(|w| w[0].0 < w[1].0));
+        }
+        let mut all: Vec<&str> = TABLES
+            .iter()
+            .flat_map(|t| t.iter().map(|(n, _)| *n))
+            .collect();
+        let total = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), total, "a name is in two tables");
         assert!(lookup("ls").is_some());
         assert!(lookup("python3").is_none());
     }
