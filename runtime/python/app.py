@@ -81,7 +81,8 @@ def preload():
     import importlib
 
     root = _stdlib_dir()
-    for name in _stdlib_names(root):
+    names = sorted(set(sys.builtin_module_names) | set(_stdlib_names(root)))
+    for name in names:
         try:
             importlib.import_module(name)
         except BaseException as e:  # noqa: BLE001 - SystemExit included
@@ -99,6 +100,15 @@ def preload():
             continue
         if _is_runnable(source):
             MAIN_SOURCES[name] = (path, source)
+    # Modules imported along the way under other names (frozen ones such
+    # as `collections.abc`) are in the snapshot too.
+    seen = set(PRELOADED)
+    for name, mod in list(sys.modules.items()):
+        spec = getattr(mod, "__spec__", None)
+        origin = getattr(spec, "origin", None) or ""
+        if name not in seen and (origin in ("frozen", "built-in") or origin.startswith(root + "/")):
+            PRELOADED.append(name)
+    PRELOADED.sort()
     # `python3 -m pkg` runs pkg/__main__.py, which cannot be imported here
     # (it would run); keep its source instead.
     for name in list(PRELOADED):
@@ -120,6 +130,32 @@ def preload():
         sysconfig.get_config_vars()
     except Exception:  # noqa: BLE001
         pass
+
+
+def _explain_no_network():
+    """Sockets exist but open nothing (the stub plugged in by build.sh);
+    say why in the errors Python raises."""
+    import socket
+
+    why = "this sandbox has no network"
+    real_init = socket.socket.__init__
+    real_getaddrinfo = socket.getaddrinfo
+
+    def __init__(self, *args, **kwargs):
+        try:
+            real_init(self, *args, **kwargs)
+        except PermissionError as e:
+            raise PermissionError(e.errno, "Permission denied: %s" % why) from None
+
+    def getaddrinfo(host, *args, **kwargs):
+        try:
+            return real_getaddrinfo(host, *args, **kwargs)
+        except socket.gaierror as e:
+            raise socket.gaierror(
+                e.errno, "Cannot resolve %r: %s" % (host, why)) from None
+
+    socket.socket.__init__ = __init__
+    socket.getaddrinfo = getaddrinfo
 
 
 class _SourceFinder:
@@ -165,6 +201,8 @@ STDLIB_PATH = [p for p in sys.path if p.startswith("/python")]
 # folder with a `build-stage` marker, where the lists of what imported (and
 # what did not) are left for it to ship.
 preload()
+sys.meta_path.append(_SourceFinder)
+_explain_no_network()
 _stage = os.path.dirname(os.path.abspath(__file__))
 if os.path.exists(os.path.join(_stage, "build-stage")):
     with open(os.path.join(_stage, "python3-modules.txt"), "w") as _f:
@@ -292,6 +330,12 @@ def _refresh_process_state(env, cwd):
     import tempfile
 
     tempfile.tempdir = None
+    # wasi-libc's _exit can only say success or failure.
+    os._exit = _os_exit
+
+
+def _os_exit(status):
+    wasi_exit.exit_with_code(int(status) & 0xFF)
 
 
 def _fresh_main(filename=None, loader=None):
@@ -313,8 +357,10 @@ def _fresh_main(filename=None, loader=None):
 def _print_exception(exc):
     """What CPython prints for an uncaught exception, without our frames."""
     tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_globals.get("__name__") == __name__:
+    while tb is not None and tb.tb_frame.f_globals is globals():
         tb = tb.tb_next
+    # The default hook prints exc.__traceback__, not its tb argument.
+    exc.__traceback__ = tb
     try:
         sys.excepthook(type(exc), exc, tb)
     except BaseException:  # noqa: BLE001
@@ -454,16 +500,16 @@ def _main(argv, env, cwd):
     try:
         if mode == "file":
             filename = os.path.abspath(target)
+            if os.path.isdir(target):
+                sys.stderr.write("/usr/bin/python3: can't find '__main__' module in %r\n" % target)
+                return 1
             try:
                 with open(target, "rb") as f:
                     source = f.read()
             except OSError as e:
-                sys.stderr.write("python3: can't open file %r: [Errno %d] %s\n"
+                sys.stderr.write("/usr/bin/python3: can't open file %r: [Errno %d] %s\n"
                                  % (filename, e.errno or 0, e.strerror or e))
                 return 2
-            if os.path.isdir(target):
-                sys.stderr.write("python3: can't find '__main__' module in %r\n" % target)
-                return 1
             import importlib.machinery
 
             main = _fresh_main(filename, importlib.machinery.SourceFileLoader("__main__", filename))

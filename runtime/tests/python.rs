@@ -1,7 +1,8 @@
 //! CPython as a sandboxed command: `python3.wasm`, built by
-//! `runtime/python/build.sh OUT_DIR`. The tests run only when
-//! `EPHEMERAL_PYTHON_WASM` names that file (its `python3-modules.txt` is
-//! read from the same folder); otherwise each says so and passes.
+//! `runtime/python/build.sh OUT_DIR` (`./dev test` builds it into the
+//! programs folder). `EPHEMERAL_PYTHON_WASM` may name another build; its
+//! `python3-modules.txt` is read from the same folder. A missing build is a
+//! failure, not a skip.
 
 mod common;
 
@@ -12,28 +13,27 @@ use std::time::{Duration, Instant};
 use common::{runtime, sandbox, sh, text};
 use ephemeral_runtime::{Captured, Program, Runtime, RuntimeConfig, Sandbox};
 
-fn wasm_path() -> Option<PathBuf> {
-    std::env::var_os("EPHEMERAL_PYTHON_WASM").map(PathBuf::from)
+fn wasm_path() -> PathBuf {
+    if let Some(path) = std::env::var_os("EPHEMERAL_PYTHON_WASM") {
+        return PathBuf::from(path);
+    }
+    let dir = std::env::var_os("EPHEMERAL_PROGRAMS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/cache/ephemeral/programs"));
+    dir.join("python3.wasm")
 }
 
-fn python() -> Option<Program> {
-    static PROGRAM: OnceLock<Option<Program>> = OnceLock::new();
+fn python() -> Program {
+    static PROGRAM: OnceLock<Program> = OnceLock::new();
     PROGRAM
         .get_or_init(|| {
-            let Some(path) = wasm_path() else {
-                eprintln!(
-                    "EPHEMERAL_PYTHON_WASM is not set: skipping (build it with \
-                     runtime/python/build.sh OUT_DIR, then point the variable at \
-                     OUT_DIR/python3.wasm)"
-                );
-                return None;
-            };
-            let wasm = std::fs::read(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
-            Some(
-                runtime()
-                    .load_program("python3", &wasm)
-                    .expect("python3.wasm links against the sandbox"),
-            )
+            let path = wasm_path();
+            let wasm = std::fs::read(&path).unwrap_or_else(|e| {
+                panic!("{path:?}: {e} (build it with `./dev test` or runtime/python/build.sh)")
+            });
+            runtime()
+                .load_program("python3", &wasm)
+                .expect("python3.wasm links against the sandbox")
         })
         .clone()
 }
@@ -71,41 +71,43 @@ fn run_in(sb: &mut Sandbox, py: &Program, argv: &[&str], stdin: &[u8]) -> Ran {
 }
 
 /// `python3 ARGS...` in a fresh sandbox, with `stdin`.
-fn py(args: &[&str], stdin: &str) -> Option<Ran> {
-    let program = python()?;
+fn py(args: &[&str], stdin: &str) -> Ran {
+    let program = python();
     let mut argv = vec!["python3"];
     argv.extend_from_slice(args);
-    Some(run_in(&mut sandbox(), &program, &argv, stdin.as_bytes()))
+    run_in(&mut sandbox(), &program, &argv, stdin.as_bytes())
 }
 
-macro_rules! py_or_skip {
+/// `run_py!(args)` or `run_py!(args, stdin)`.
+macro_rules! run_py {
     ($args:expr) => {
-        py_or_skip!($args, "")
+        py($args, "")
     };
     ($args:expr, $stdin:expr) => {
-        match py($args, $stdin) {
-            Some(ran) => ran,
-            None => return,
-        }
+        py($args, $stdin)
     };
 }
 
 #[test]
 fn prints_one() {
-    let r = py_or_skip!(&["-c", "print(1)"]);
-    assert_eq!((r.out.as_str(), r.err.as_str(), r.code), ("1\n", "", 0), "{r:?}");
+    let r = run_py!(&["-c", "print(1)"]);
+    assert_eq!(
+        (r.out.as_str(), r.err.as_str(), r.code),
+        ("1\n", "", 0),
+        "{r:?}"
+    );
 }
 
 #[test]
 fn version_and_help() {
-    let r = py_or_skip!(&["-V"]);
+    let r = run_py!(&["-V"]);
     assert!(r.out.starts_with("Python 3.1"), "{r:?}");
     assert_eq!(r.code, 0);
-    let r = py_or_skip!(&["--version"]);
+    let r = run_py!(&["--version"]);
     assert!(r.out.starts_with("Python 3."), "{r:?}");
-    let r = py_or_skip!(&["-h"]);
+    let r = run_py!(&["-h"]);
     assert!(r.out.contains("usage: python3"), "{r:?}");
-    let r = py_or_skip!(&["--bogus"]);
+    let r = run_py!(&["--bogus"]);
     assert_eq!(r.code, 2, "{r:?}");
 }
 
@@ -126,12 +128,15 @@ if __name__ == "__main__":
 
 #[test]
 fn runs_a_script_file_by_path() {
-    let Some(program) = python() else { return };
+    let program = python();
     let mut sb = sandbox();
     sb.put_file("primes.py", PRIMES.as_bytes()).unwrap();
     let r = run_in(&mut sb, &program, &["python3", "primes.py", "30"], b"");
     assert_eq!(r.code, 0, "{r:?}");
-    assert_eq!(r.out, "2 3 5 7 11 13 17 19 23 29\nprimes.py True\n", "{r:?}");
+    assert_eq!(
+        r.out, "2 3 5 7 11 13 17 19 23 29\nprimes.py True\n",
+        "{r:?}"
+    );
 
     let abs = format!("{}/primes.py", sb.scratch_dir());
     let r = run_in(&mut sb, &program, &["python3", &abs, "10"], b"");
@@ -140,7 +145,7 @@ fn runs_a_script_file_by_path() {
 
 #[test]
 fn a_script_imports_modules_next_to_it() {
-    let Some(program) = python() else { return };
+    let program = python();
     let mut sb = sandbox();
     sb.put_file("proj/helper.py", b"GREETING = 'hi from helper'\n")
         .unwrap();
@@ -158,43 +163,46 @@ fn a_script_imports_modules_next_to_it() {
     assert_eq!(r.out, "hi from helper 42 P(x=1) __main__\n", "{r:?}");
 
     // -m with a module of the sandbox's own files, from the working folder.
-    sb.put_file("mymod.py", b"import sys\nprint('mod', __name__, sys.argv[1:])\n")
-        .unwrap();
+    sb.put_file(
+        "mymod.py",
+        b"import sys\nprint('mod', __name__, sys.argv[1:])\n",
+    )
+    .unwrap();
     let r = run_in(&mut sb, &program, &["python3", "-m", "mymod", "a"], b"");
     assert_eq!(r.out, "mod __main__ ['a']\n", "{r:?}");
 }
 
 #[test]
 fn dash_c_gets_its_arguments() {
-    let r = py_or_skip!(&["-c", "import sys; print(sys.argv)", "a", "b c"]);
+    let r = run_py!(&["-c", "import sys; print(sys.argv)", "a", "b c"]);
     assert_eq!(r.out, "['-c', 'a', 'b c']\n", "{r:?}");
     // Options before -c, and -c glued to its code.
-    let r = py_or_skip!(&["-u", "-B", "-E", "-cprint(2+2)"]);
+    let r = run_py!(&["-u", "-B", "-E", "-cprint(2+2)"]);
     assert_eq!(r.out, "4\n", "{r:?}");
 }
 
 #[test]
 fn reads_the_program_from_stdin() {
-    let r = py_or_skip!(&[], "import sys\nprint(6 * 7, sys.argv)\n");
+    let r = run_py!(&[], "import sys\nprint(6 * 7, sys.argv)\n");
     assert_eq!(r.out, "42 ['']\n", "{r:?}");
-    let r = py_or_skip!(&["-", "x", "y"], "import sys\nprint(sys.argv)\n");
+    let r = run_py!(&["-", "x", "y"], "import sys\nprint(sys.argv)\n");
     assert_eq!(r.out, "['-', 'x', 'y']\n", "{r:?}");
 }
 
 #[test]
 fn json_from_stdin() {
-    let r = py_or_skip!(
+    let r = run_py!(
         &["-c", "import json,sys; print(json.load(sys.stdin))"],
         "{\"a\": [1, 2], \"b\": null}"
     );
     assert_eq!(r.out, "{'a': [1, 2], 'b': None}\n", "{r:?}");
-    let r = py_or_skip!(&["-m", "json.tool"], "{\"a\":1}");
+    let r = run_py!(&["-m", "json.tool"], "{\"a\":1}");
     assert_eq!(r.out, "{\n    \"a\": 1\n}\n", "{r:?}");
 }
 
 #[test]
 fn uncaught_exception_prints_a_traceback_and_exits_1() {
-    let r = py_or_skip!(&["-c", "x"]);
+    let r = run_py!(&["-c", "x"]);
     assert_eq!(r.code, 1, "{r:?}");
     assert_eq!(r.out, "");
     assert!(
@@ -205,22 +213,28 @@ fn uncaught_exception_prints_a_traceback_and_exits_1() {
     );
     assert!(!r.err.contains("app.py"), "driver frames leak: {r:?}");
 
-    let Some(program) = python() else { return };
+    let program = python();
     let mut sb = sandbox();
-    sb.put_file("bad.py", b"def f():\n    return 1 / 0\nprint('before')\nf()\n")
-        .unwrap();
+    sb.put_file(
+        "bad.py",
+        b"def f():\n    return 1 / 0\nprint('before')\nf()\n",
+    )
+    .unwrap();
     let r = run_in(&mut sb, &program, &["python3", "bad.py"], b"");
     assert_eq!(r.code, 1, "{r:?}");
     assert_eq!(r.out, "before\n", "{r:?}");
     let file = format!("File \"{}/bad.py\", line 2, in f", sb.scratch_dir());
     assert!(r.err.contains(&file), "{r:?}");
     assert!(r.err.contains("return 1 / 0"), "source line shown: {r:?}");
-    assert!(r.err.ends_with("ZeroDivisionError: division by zero\n"), "{r:?}");
+    assert!(
+        r.err.ends_with("ZeroDivisionError: division by zero\n"),
+        "{r:?}"
+    );
 }
 
 #[test]
 fn syntax_error_exits_1_with_cpythons_message() {
-    let r = py_or_skip!(&["-c", "def f(:\n  pass"]);
+    let r = run_py!(&["-c", "def f(:\n  pass"]);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(!r.err.contains("Traceback"), "{r:?}");
     assert!(r.err.contains("File \"<string>\", line 1"), "{r:?}");
@@ -229,28 +243,32 @@ fn syntax_error_exits_1_with_cpythons_message() {
 
 #[test]
 fn exit_status_follows_system_exit() {
-    let r = py_or_skip!(&["-c", "import sys; print('out'); sys.exit(3)"]);
+    let r = run_py!(&["-c", "import sys; print('out'); sys.exit(3)"]);
     assert_eq!((r.code, r.out.as_str()), (3, "out\n"), "{r:?}");
-    let r = py_or_skip!(&["-c", "raise SystemExit('bye')"]);
+    let r = run_py!(&["-c", "raise SystemExit('bye')"]);
     assert_eq!((r.code, r.err.as_str()), (1, "bye\n"), "{r:?}");
-    let r = py_or_skip!(&["-c", "import sys; sys.exit()"]);
+    let r = run_py!(&["-c", "import sys; sys.exit()"]);
     assert_eq!(r.code, 0, "{r:?}");
-    let r = py_or_skip!(&["-c", "import os; os._exit(7)"]);
+    let r = run_py!(&["-c", "import os; os._exit(7)"]);
     assert_eq!(r.code, 7, "{r:?}");
-    let r = py_or_skip!(&[
+    let r = run_py!(&[
         "-c",
         "import atexit, sys; atexit.register(lambda: print('atexit ran')); \
          sys.stdout.write('unflushed')"
     ]);
-    assert_eq!((r.code, r.out.as_str()), (0, "unflushedatexit ran\n"), "{r:?}");
-    let r = py_or_skip!(&["missing.py"]);
+    assert_eq!(
+        (r.code, r.out.as_str()),
+        (0, "unflushedatexit ran\n"),
+        "{r:?}"
+    );
+    let r = run_py!(&["missing.py"]);
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.err.contains("can't open file"), "{r:?}");
 }
 
 #[test]
 fn sockets_fail_with_os_error_not_a_crash() {
-    let r = py_or_skip!(&[
+    let r = run_py!(&[
         "-c",
         "import socket\n\
          try:\n    socket.create_connection(('example.com', 80), timeout=5)\n\
@@ -259,18 +277,27 @@ fn sockets_fail_with_os_error_not_a_crash() {
          except OSError as e:\n    print('socket()', type(e).__name__)\n"
     ]);
     assert_eq!(r.code, 0, "{r:?}");
-    assert!(r.out.starts_with("refused ") && r.out.contains(" True\n"), "{r:?}");
+    assert!(
+        r.out.starts_with("refused ") && r.out.contains(" True\n"),
+        "{r:?}"
+    );
     assert!(r.out.contains("socket() "), "{r:?}");
 
     // Uncaught, it is an ordinary traceback and exit 1 (not a trap).
-    let r = py_or_skip!(&["-c", "import socket; socket.create_connection(('10.0.0.1', 80))"]);
+    let r = run_py!(&[
+        "-c",
+        "import socket; socket.create_connection(('10.0.0.1', 80))"
+    ]);
     assert_eq!(r.code, 1, "{r:?}");
-    assert!(r.err.contains("Traceback (most recent call last):"), "{r:?}");
+    assert!(
+        r.err.contains("Traceback (most recent call last):"),
+        "{r:?}"
+    );
 }
 
 #[test]
 fn urlopen_raises_url_error() {
-    let r = py_or_skip!(&[
+    let r = run_py!(&[
         "-c",
         "import urllib.request, urllib.error\n\
          try:\n    urllib.request.urlopen('http://example.com', timeout=5)\n\
@@ -282,7 +309,7 @@ fn urlopen_raises_url_error() {
 
 #[test]
 fn sees_the_sandbox_environment_files_and_cwd() {
-    let Some(program) = python() else { return };
+    let program = python();
     let mut sb = sandbox();
     let r = run_in(
         &mut sb,
@@ -313,26 +340,45 @@ fn sees_the_sandbox_environment_files_and_cwd() {
 #[test]
 fn each_run_has_its_own_randomness() {
     let code = "import random, os, uuid; print(random.random(), os.urandom(8).hex(), uuid.uuid4())";
-    let a = py_or_skip!(&["-c", code]);
-    let b = py_or_skip!(&["-c", code]);
+    let a = run_py!(&["-c", code]);
+    let b = run_py!(&["-c", code]);
     assert_eq!((a.code, b.code), (0, 0), "{a:?} {b:?}");
     assert_ne!(a.out, b.out);
 }
 
 #[test]
 fn every_preloaded_stdlib_module_imports() {
-    let Some(program) = python() else { return };
-    let list = wasm_path().unwrap().with_file_name("python3-modules.txt");
+    let program = python();
+    let list = wasm_path().with_file_name("python3-modules.txt");
     let names = std::fs::read_to_string(&list).unwrap_or_else(|e| panic!("{list:?}: {e}"));
     let names: Vec<&str> = names.lines().filter(|l| !l.is_empty()).collect();
     assert!(names.len() > 400, "only {} modules listed", names.len());
     for must in [
-        "json", "json.decoder", "urllib.request", "urllib.parse", "email.mime.text",
-        "collections.abc", "importlib.metadata", "encodings.idna", "xml.etree.ElementTree",
-        "asyncio", "sqlite3", "decimal", "zoneinfo", "tomllib", "csv", "argparse",
-        "dataclasses", "typing", "unittest", "socket", "http.client", "hashlib", "zlib",
+        "json",
+        "json.decoder",
+        "urllib.request",
+        "urllib.parse",
+        "email.mime.text",
+        "collections.abc",
+        "importlib.metadata",
+        "encodings.idna",
+        "xml.etree.ElementTree",
+        "asyncio",
+        "sqlite3",
+        "decimal",
+        "zoneinfo",
+        "tomllib",
+        "csv",
+        "argparse",
+        "dataclasses",
+        "typing",
+        "unittest",
+        "socket",
+        "http.client",
+        "hashlib",
+        "zlib",
     ] {
-        assert!(names.contains(&must) || must == "zlib", "{must} not preloaded");
+        assert!(names.contains(&must), "{must} not preloaded");
     }
     let mut script = String::from("import importlib\nfailed = []\nnames = [\n");
     for n in &names {
@@ -349,7 +395,10 @@ fn every_preloaded_stdlib_module_imports() {
     let r = run_in(&mut sb, &program, &["python3", "imports.py"], b"");
     assert_eq!(r.code, 0, "{r:?}");
     assert!(r.out.ends_with(&format!("ALL {}\n", names.len())), "{r:?}");
-    assert!(r.out.starts_with("The Zen of Python"), "`import this` prints: {r:?}");
+    assert!(
+        r.out.starts_with("The Zen of Python"),
+        "`import this` prints: {r:?}"
+    );
 }
 
 /// Compile time, cache-hit load time and start-up time of `python3 -c
@@ -357,10 +406,7 @@ fn every_preloaded_stdlib_module_imports() {
 #[test]
 #[ignore]
 fn startup_numbers() {
-    let Some(path) = wasm_path() else {
-        eprintln!("EPHEMERAL_PYTHON_WASM is not set: skipping");
-        return;
-    };
+    let path = wasm_path();
     let wasm = std::fs::read(&path).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let new_runtime = || {
@@ -408,7 +454,7 @@ fn startup_numbers() {
 #[test]
 #[ignore]
 fn adhoc() {
-    let Some(program) = python() else { return };
+    let program = python();
     let argv = std::env::var("EPHEMERAL_PYTHON_ARGV")
         .unwrap_or_else(|_| "python3\x1f-c\x1fprint(1)".into());
     let argv: Vec<&str> = argv.split('\x1f').collect();
