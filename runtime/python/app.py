@@ -133,26 +133,29 @@ def preload():
 
 
 def _explain_no_network():
-    """Sockets exist but open nothing (the stub plugged in by build.sh);
-    say why in the errors Python raises."""
+    """Sockets exist but open nothing (the stub plugged in by build.sh).
+    Fail the way Python fails on a Linux host without network, so agents
+    read familiar errors: name lookups end in EAI_AGAIN, and sockets find
+    no route."""
     import socket
 
-    why = "this sandbox has no network"
+    # Linux's numbers and glibc's wording, not WASI's.
+    eai_again = (-3, "Temporary failure in name resolution")
+    enetunreach = (101, "Network is unreachable")
     real_init = socket.socket.__init__
     real_getaddrinfo = socket.getaddrinfo
 
     def __init__(self, *args, **kwargs):
         try:
             real_init(self, *args, **kwargs)
-        except PermissionError as e:
-            raise PermissionError(e.errno, "Permission denied: %s" % why) from None
+        except PermissionError:
+            raise OSError(*enetunreach) from None
 
     def getaddrinfo(host, *args, **kwargs):
         try:
             return real_getaddrinfo(host, *args, **kwargs)
-        except socket.gaierror as e:
-            raise socket.gaierror(
-                e.errno, "Cannot resolve %r: %s" % (host, why)) from None
+        except socket.gaierror:
+            raise socket.gaierror(*eai_again) from None
 
     socket.socket.__init__ = __init__
     socket.getaddrinfo = getaddrinfo

@@ -272,16 +272,18 @@ fn sockets_fail_with_os_error_not_a_crash() {
         "-c",
         "import socket\n\
          try:\n    socket.create_connection(('example.com', 80), timeout=5)\n\
-         except OSError as e:\n    print('refused', type(e).__name__, isinstance(e, OSError))\n\
+         except OSError as e:\n    print('refused', type(e).__name__, e)\n\
          try:\n    socket.socket()\n\
-         except OSError as e:\n    print('socket()', type(e).__name__)\n"
+         except OSError as e:\n    print('socket()', type(e).__name__, e)\n"
     ]);
     assert_eq!(r.code, 0, "{r:?}");
-    assert!(
-        r.out.starts_with("refused ") && r.out.contains(" True\n"),
+    // What Python says on a Linux host without network.
+    assert_eq!(
+        r.out,
+        "refused gaierror [Errno -3] Temporary failure in name resolution\n\
+         socket() OSError [Errno 101] Network is unreachable\n",
         "{r:?}"
     );
-    assert!(r.out.contains("socket() "), "{r:?}");
 
     // Uncaught, it is an ordinary traceback and exit 1 (not a trap).
     let r = run_py!(&[
@@ -304,7 +306,10 @@ fn urlopen_raises_url_error() {
          except urllib.error.URLError as e:\n    print('URLError', e.reason)\n"
     ]);
     assert_eq!(r.code, 0, "{r:?}");
-    assert!(r.out.starts_with("URLError "), "{r:?}");
+    assert_eq!(
+        r.out, "URLError [Errno -3] Temporary failure in name resolution\n",
+        "{r:?}"
+    );
 }
 
 #[test]
