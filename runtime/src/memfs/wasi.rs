@@ -103,6 +103,22 @@ impl MemFsView<'_> {
         Ok(self.desc(d)?.0)
     }
 
+    /// The node of a descriptor opened for reading.
+    fn readable(&self, d: &Resource<Descriptor>) -> FsResult<usize> {
+        match self.desc(d)? {
+            (node, true, _) => Ok(node),
+            _ => Err(FsErr::BadDescriptor.into()),
+        }
+    }
+
+    /// The node of a descriptor opened for writing.
+    fn writable(&self, d: &Resource<Descriptor>) -> FsResult<usize> {
+        match self.desc(d)? {
+            (node, _, true) => Ok(node),
+            _ => Err(FsErr::BadDescriptor.into()),
+        }
+    }
+
     /// The node of a descriptor that must be a folder.
     fn dir(&self, d: &Resource<Descriptor>) -> FsResult<usize> {
         let node = self.node(d)?;
@@ -156,10 +172,7 @@ impl fs_types::HostDescriptor for MemFsView<'_> {
         d: Resource<Descriptor>,
         offset: Filesize,
     ) -> FsResult<Resource<InputStream>> {
-        let (node, readable, _) = self.desc(&d)?;
-        if !readable {
-            return Err(FsErr::BadDescriptor.into());
-        }
+        let node = self.readable(&d)?;
         let reader: DynInputStream = Box::new(FileReader::new(self.fs.clone(), node, offset)?);
         Ok(self.table.push(reader)?)
     }
@@ -213,10 +226,7 @@ impl fs_types::HostDescriptor for MemFsView<'_> {
     }
 
     fn set_size(&mut self, d: Resource<Descriptor>, size: Filesize) -> FsResult<()> {
-        let (node, _, writable) = self.desc(&d)?;
-        if !writable {
-            return Err(FsErr::BadDescriptor.into());
-        }
+        let node = self.writable(&d)?;
         Ok(self.fs.lock().set_size(node, size)?)
     }
 
@@ -239,10 +249,7 @@ impl fs_types::HostDescriptor for MemFsView<'_> {
         len: Filesize,
         offset: Filesize,
     ) -> FsResult<(Vec<u8>, bool)> {
-        let (node, readable, _) = self.desc(&d)?;
-        if !readable {
-            return Err(FsErr::BadDescriptor.into());
-        }
+        let node = self.readable(&d)?;
         let len = usize::try_from(len).unwrap_or(usize::MAX).min(1 << 20);
         let mut tree = self.fs.lock();
         let data = tree.read(node, offset, len)?;
@@ -256,10 +263,7 @@ impl fs_types::HostDescriptor for MemFsView<'_> {
         buf: Vec<u8>,
         offset: Filesize,
     ) -> FsResult<Filesize> {
-        let (node, _, writable) = self.desc(&d)?;
-        if !writable {
-            return Err(FsErr::BadDescriptor.into());
-        }
+        let node = self.writable(&d)?;
         Ok(self.fs.lock().write(node, offset, &buf)? as u64)
     }
 
@@ -454,10 +458,7 @@ impl MemFsView<'_> {
         d: Resource<Descriptor>,
         offset: Option<Filesize>,
     ) -> FsResult<Resource<OutputStream>> {
-        let (node, _, writable) = self.desc(&d)?;
-        if !writable {
-            return Err(FsErr::BadDescriptor.into());
-        }
+        let node = self.writable(&d)?;
         let writer: DynOutputStream = Box::new(FileWriter::new(self.fs.clone(), node, offset)?);
         Ok(self.table.push(writer)?)
     }

@@ -7,6 +7,7 @@
 
 mod dirs;
 mod flow;
+mod getopts;
 mod introspect;
 mod read;
 mod vars;
@@ -35,6 +36,7 @@ const BUILTINS: &[(&str, BuiltinFn)] = &[
     ("exit", flow::exit),
     ("export", vars::export),
     ("false", false_),
+    ("getopts", getopts::getopts),
     ("hash", flow::colon),
     ("let", vars::let_),
     ("local", vars::local),

@@ -456,19 +456,51 @@ pub(crate) fn brace_expand(text: &str) -> Result<Vec<String>, ShellError> {
         Ok(Some(p)) => p,
         _ => return Ok(vec![text.to_string()]),
     };
+    let pads = zero_padded_sequences(text);
     let mut results = vec![String::new()];
-    append_brace_items(&parsed, &mut results)?;
+    append_brace_items(&parsed, &pads, &mut results)?;
     Ok(results)
+}
+
+/// A `{START..END}` written with a leading zero (`{01..10}`) and the width
+/// every number of it is padded to, as bash does. The parser keeps only
+/// the numbers, so the widths are read from the raw text.
+type Padding = (i64, i64, usize);
+
+fn zero_padded_sequences(text: &str) -> Vec<Padding> {
+    let mut pads = Vec::new();
+    for (open, _) in text.match_indices('{') {
+        let rest = text.get(open + 1..).unwrap_or_default();
+        let Some(close) = rest.find('}') else {
+            continue;
+        };
+        let inner = rest.get(..close).unwrap_or_default();
+        let mut parts = inner.split("..");
+        let (Some(a), Some(b)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let leading_zero = |s: &str| {
+            let digits = s.strip_prefix('-').unwrap_or(s);
+            digits.len() > 1 && digits.starts_with('0')
+        };
+        if let (Ok(start), Ok(end)) = (a.parse::<i64>(), b.parse::<i64>())
+            && (leading_zero(a) || leading_zero(b))
+        {
+            pads.push((start, end, a.len().max(b.len())));
+        }
+    }
+    pads
 }
 
 fn append_brace_items(
     items: &[BraceExpressionOrText],
+    pads: &[Padding],
     results: &mut Vec<String>,
 ) -> Result<(), ShellError> {
     for item in items {
         let alternatives = match item {
             BraceExpressionOrText::Text(t) => vec![t.clone()],
-            BraceExpressionOrText::Expr(members) => brace_alternatives(members)?,
+            BraceExpressionOrText::Expr(members) => brace_alternatives(members, pads)?,
         };
         if results.len().saturating_mul(alternatives.len()) > MAX_BRACE_FIELDS {
             return Err(ShellError::ExpansionTooLarge);
@@ -481,13 +513,16 @@ fn append_brace_items(
     Ok(())
 }
 
-fn brace_alternatives(members: &[BraceExpressionMember]) -> Result<Vec<String>, ShellError> {
+fn brace_alternatives(
+    members: &[BraceExpressionMember],
+    pads: &[Padding],
+) -> Result<Vec<String>, ShellError> {
     let mut out = Vec::new();
     for member in members {
         match member {
             BraceExpressionMember::Child(items) => {
                 let mut sub = vec![String::new()];
-                append_brace_items(items, &mut sub)?;
+                append_brace_items(items, pads, &mut sub)?;
                 out.extend(sub);
             }
             BraceExpressionMember::NumberSequence {
@@ -495,10 +530,14 @@ fn brace_alternatives(members: &[BraceExpressionMember]) -> Result<Vec<String>, 
                 end,
                 increment,
             } => {
+                let width = pads
+                    .iter()
+                    .find(|(s, e, _)| s == start && e == end)
+                    .map_or(0, |(_, _, w)| *w);
                 out.extend(
                     sequence(*start, *end, *increment)?
                         .into_iter()
-                        .map(|n| n.to_string()),
+                        .map(|n| format!("{n:0width$}")),
                 );
             }
             BraceExpressionMember::CharSequence {
@@ -588,6 +627,14 @@ mod tests {
     fn braces_expand() {
         assert_eq!(brace_expand("a{b,c}d").expect("ok"), vec!["abd", "acd"]);
         assert_eq!(brace_expand("{3..1}").expect("ok"), vec!["3", "2", "1"]);
+        assert_eq!(
+            brace_expand("f{01..03}").expect("ok"),
+            vec!["f01", "f02", "f03"]
+        );
+        assert_eq!(
+            brace_expand("{8..010}").expect("ok"),
+            vec!["008", "009", "010"]
+        );
         assert!(brace_expand("{1..10000000}").is_err());
     }
 }

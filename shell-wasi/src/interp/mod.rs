@@ -91,6 +91,9 @@ pub struct Shell {
     pub(crate) sourcing: u32,
     /// `trap '...' EXIT`: run when this shell ends.
     pub(crate) exit_trap: Option<String>,
+    /// `getopts`' place inside a group of options (`-abc`): the `OPTIND`
+    /// it was at and the next character's index.
+    pub(crate) getopts_pos: (usize, usize),
 }
 
 /// The "NAME: line N" part of bash's error messages.
@@ -144,6 +147,7 @@ impl Shell {
             is_script: false,
             sourcing: 0,
             exit_trap: None,
+            getopts_pos: (1, 1),
         }
     }
 
