@@ -80,6 +80,8 @@ pub struct Runtime {
     cache: ComponentCache,
     shell_cache: CacheOutcome,
     programs: BTreeMap<String, Arc<ProgramSlot>>,
+    /// The shell's built-in utilities, asked of the shell once.
+    utilities: OnceLock<Vec<String>>,
     ticker: EpochTicker,
 }
 
@@ -142,6 +144,30 @@ impl Runtime {
     /// The epoch deadline (in increments from now) that ends at `deadline`.
     pub(crate) fn epoch_deadline(&self, deadline: std::time::Instant) -> u64 {
         self.ticker.ticks_until(deadline)
+    }
+
+    /// Every program name a sandbox's `/usr/bin` lists: the shell's own
+    /// utilities and the programs it runs as components.
+    pub fn bin_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.utilities.get().cloned().unwrap_or_default();
+        names.extend(self.program_names());
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+
+    /// Runs the shell once with `--ephemeral-utilities` (before any
+    /// sandbox lists `/usr/bin`).
+    fn ask_shell_for_utilities(self: &Arc<Self>) -> Result<Vec<String>, Error> {
+        let mut probe = self.sandbox().build()?;
+        let shell = self.shell.clone();
+        let out = probe.run_captured(&shell, &["bash", "--ephemeral-utilities"])?;
+        let names = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|n| !n.is_empty() && !n.contains('/'))
+            .map(str::to_owned)
+            .collect();
+        Ok(names)
     }
 
     /// The names of the programs the shell can run besides its own

@@ -101,7 +101,7 @@ impl SandboxBuilder {
             .min(self.runtime.config.max_memory_bytes);
         let fs = MemFs::new(limits.quota());
         let scratch = format!("/tmp/ephemeral-run-{}/scratch", random_suffix());
-        lay_out(&fs, &scratch)?;
+        lay_out(&fs, &scratch, &self.runtime.bin_names())?;
         let mut sandbox = Sandbox {
             env: initial_env(&scratch),
             cwd: scratch.clone(),
@@ -128,9 +128,10 @@ fn random_suffix() -> String {
 }
 
 /// The sandbox's starting tree: a writable `/tmp`, the run's private
-/// folder with its scratch folder, `/dev/null`, and the few files of a
-/// Linux system that programs read to learn who they are.
-fn lay_out(fs: &MemFs, scratch: &str) -> Result<(), Error> {
+/// folder with its scratch folder, `/dev/null`, the few files of a Linux
+/// system that programs read to learn who they are, and `/usr/bin` listing
+/// every program (empty executable stubs: the shell runs the real thing).
+fn lay_out(fs: &MemFs, scratch: &str, bin_names: &[String]) -> Result<(), Error> {
     let run_dir = scratch.trim_end_matches("/scratch");
     let passwd =
         format!("root:x:0:0:root:/root:/bin/bash\n{USER}:x:1000:1000:{USER}:{scratch}:/bin/bash\n");
@@ -140,13 +141,19 @@ fn lay_out(fs: &MemFs, scratch: &str) -> Result<(), Error> {
         tree.mkdir_all("/tmp", 0o1777)?;
         tree.mkdir_all(run_dir, 0o700)?;
         tree.mkdir_all(scratch, 0o755)?;
-        for dir in ["/bin", "/usr/bin", "/usr/local/bin", "/home"] {
+        for dir in ["/usr/bin", "/usr/local/bin", "/home"] {
             tree.mkdir_all(dir, 0o755)?;
+        }
+        // Debian's merged /usr: /bin is /usr/bin.
+        tree.symlink("usr/bin", crate::memfs::ROOT, "bin")?;
+        for name in bin_names {
+            tree.put_file(&format!("/usr/bin/{name}"), b"", 0o755)?;
         }
         tree.put_dev_null("/dev")?;
         tree.put_file("/etc/passwd", passwd.as_bytes(), 0o644)?;
         tree.put_file("/etc/group", group.as_bytes(), 0o644)?;
         tree.put_file("/etc/hostname", b"sandbox\n", 0o644)?;
+        tree.exempt_current_usage();
         Ok(())
     })();
     result.map_err(|e: crate::memfs::FsErr| Error::PutFile {

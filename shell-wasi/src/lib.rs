@@ -72,6 +72,12 @@ impl Invocation {
     }
 }
 
+/// The utilities built into the shell, sorted: the host lists them in the
+/// sandbox's `/usr/bin` so `ls`, `test -x` and `which` agree with the shell.
+pub fn utility_names() -> Vec<&'static str> {
+    utils::names()
+}
+
 /// Runs the invocation to completion: the shell starts in `$PWD`, runs
 /// the text, hands its state to the host and returns the exit status.
 pub fn run(

@@ -2,8 +2,15 @@
 
 use std::rc::Rc;
 
+/// `--ephemeral-utilities`: the host asks once which utilities exist.
+const LIST_UTILITIES: &str = "--ephemeral-utilities";
+
 fn main() {
     let argv: Vec<String> = std::env::args().collect();
+    if argv.get(1).map(String::as_str) == Some(LIST_UTILITIES) {
+        println!("{}", ephemeral_shell::utility_names().join("\n"));
+        ephemeral_shell::host::exit(0);
+    }
     let env: Vec<(String, String)> = std::env::vars().collect();
     let invocation = match ephemeral_shell::Invocation::from_args(&argv, env) {
         Ok(inv) => inv,

@@ -118,6 +118,9 @@ pub struct Tree {
     quota: Quota,
     used_bytes: u64,
     used_nodes: u64,
+    /// Usage that does not count against the quota: the system layout
+    /// made before the sandbox was handed out.
+    baseline: (u64, u64),
     quota_hit: Option<QuotaHit>,
 }
 
@@ -149,6 +152,7 @@ impl Tree {
             quota,
             used_bytes: 0,
             used_nodes: 1,
+            baseline: (0, 0),
             quota_hit: None,
         }
     }
@@ -158,9 +162,18 @@ impl Tree {
         self.quota_hit
     }
 
-    /// Bytes and nodes in use.
+    /// Bytes and nodes in use, beyond the exempt layout.
     pub fn usage(&self) -> (u64, u64) {
-        (self.used_bytes, self.used_nodes)
+        (
+            self.used_bytes.saturating_sub(self.baseline.0),
+            self.used_nodes.saturating_sub(self.baseline.1),
+        )
+    }
+
+    /// From now on, only what is added counts against the quota: the
+    /// system's own files are not the guest's to pay for.
+    pub fn exempt_current_usage(&mut self) {
+        self.baseline = (self.used_bytes, self.used_nodes);
     }
 
     pub fn node(&self, id: NodeId) -> Result<&Node, FsErr> {
@@ -211,7 +224,7 @@ impl Tree {
 
     fn charge_bytes(&mut self, grow: u64) -> Result<(), FsErr> {
         let total = self.used_bytes.checked_add(grow).ok_or(FsErr::NoSpace)?;
-        if total > self.quota.max_bytes {
+        if total.saturating_sub(self.baseline.0) > self.quota.max_bytes {
             self.quota_hit.get_or_insert(QuotaHit::Bytes);
             return Err(FsErr::NoSpace);
         }
@@ -220,7 +233,7 @@ impl Tree {
     }
 
     fn alloc(&mut self, kind: NodeKind, mode: u32) -> Result<NodeId, FsErr> {
-        if self.used_nodes >= self.quota.max_nodes {
+        if self.used_nodes.saturating_sub(self.baseline.1) >= self.quota.max_nodes {
             self.quota_hit.get_or_insert(QuotaHit::Nodes);
             return Err(FsErr::Quota);
         }

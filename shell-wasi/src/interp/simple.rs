@@ -277,12 +277,13 @@ impl Shell {
     fn run_path(&mut self, argv: &[String], io: &Io) -> i32 {
         let path = argv.first().cloned().unwrap_or_default();
         let full = normalize(&self.cwd, &path);
+        // `/usr/bin/ls` is the utility itself (its file there is a stub).
+        if let Some(util) = utility_at(&self.host, &full) {
+            return self.run_utility(util, argv, io);
+        }
         let mode = match self.host.get_mode(&full, true) {
             Ok(mode) => mode,
             Err(FsError::NoEntry) => {
-                if let Some(util) = utility_at(&self.host, &full) {
-                    return self.run_utility(util, argv, io);
-                }
                 self.report(io, &format!("{path}: No such file or directory"));
                 return 127;
             }

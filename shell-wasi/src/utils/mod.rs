@@ -151,6 +151,13 @@ pub(crate) fn lookup(name: &str) -> Option<UtilityFn> {
     })
 }
 
+/// Every utility name, sorted: what the sandbox's `/usr/bin` holds.
+pub(crate) fn names() -> Vec<&'static str> {
+    let mut all: Vec<&str> = TABLES.iter().flat_map(|t| t.iter().map(|(n, _)| *n)).collect();
+    all.sort_unstable();
+    all
+}
+
 /// The program called `name`: one of ours, or one the host runs as its own
 /// component (`python3`, …).
 pub(crate) fn find(host: &Rc<dyn Host>, name: &str) -> Option<UtilityFn> {
