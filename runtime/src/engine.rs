@@ -102,7 +102,7 @@ impl Runtime {
                 .clone()
                 .unwrap_or_else(default_programs_dir),
         );
-        Ok(Arc::new(Runtime {
+        let runtime = Arc::new(Runtime {
             engine,
             linker,
             shell,
@@ -110,8 +110,12 @@ impl Runtime {
             cache,
             shell_cache,
             programs,
+            utilities: OnceLock::new(),
             ticker,
-        }))
+        });
+        let utilities = runtime.ask_shell_for_utilities()?;
+        let _ = runtime.utilities.set(utilities);
+        Ok(runtime)
     }
 
     /// Starts describing a new sandbox.
