@@ -16,7 +16,7 @@ use crate::Error;
 use crate::engine::{Program, Runtime};
 use crate::launch::{EXIT_TIMEOUT, Launch, SavedState};
 use crate::limits::{LimitHit, Limits};
-use crate::memfs::MemFs;
+use crate::memfs::{MemFs, Quota};
 use crate::output::{OutputPipes, OutputSink, Stream};
 
 /// The sandbox user, as `whoami` and `ls -l` show it.
@@ -99,9 +99,10 @@ impl SandboxBuilder {
         limits.memory_bytes = limits
             .memory_bytes
             .min(self.runtime.config.max_memory_bytes);
-        let fs = MemFs::new(limits.quota());
+        let fs = MemFs::new(Quota::UNLIMITED);
         let scratch = format!("/tmp/ephemeral-run-{}/scratch", random_suffix());
         lay_out(&fs, &scratch, &self.runtime.bin_names())?;
+        fs.lock().start_quota(limits.quota());
         let mut sandbox = Sandbox {
             env: initial_env(&scratch),
             cwd: scratch.clone(),
@@ -153,7 +154,6 @@ fn lay_out(fs: &MemFs, scratch: &str, bin_names: &[String]) -> Result<(), Error>
         tree.put_file("/etc/passwd", passwd.as_bytes(), 0o644)?;
         tree.put_file("/etc/group", group.as_bytes(), 0o644)?;
         tree.put_file("/etc/hostname", b"sandbox\n", 0o644)?;
-        tree.exempt_current_usage();
         Ok(())
     })();
     result.map_err(|e: crate::memfs::FsErr| Error::PutFile {

@@ -87,6 +87,14 @@ pub struct Quota {
     pub max_nodes: u64,
 }
 
+impl Quota {
+    /// No limit: for laying out the system before the real quota starts.
+    pub const UNLIMITED: Quota = Quota {
+        max_bytes: u64::MAX,
+        max_nodes: u64::MAX,
+    };
+}
+
 /// Which quota refused a change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QuotaHit {
@@ -170,9 +178,11 @@ impl Tree {
         )
     }
 
-    /// From now on, only what is added counts against the quota: the
-    /// system's own files are not the guest's to pay for.
-    pub fn exempt_current_usage(&mut self) {
+    /// Puts `quota` in force from now on, for what is added from now on:
+    /// the system's own files, laid out before, are not the guest's to pay
+    /// for.
+    pub fn start_quota(&mut self, quota: Quota) {
+        self.quota = quota;
         self.baseline = (self.used_bytes, self.used_nodes);
     }
 
