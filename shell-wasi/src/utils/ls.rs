@@ -56,8 +56,12 @@ pub(crate) fn ls(p: &mut Process<'_>, argv: &[String]) -> i32 {
     let mut status = 0;
     let mut files = Vec::new();
     let mut dirs = Vec::new();
+    // GNU follows a symlink given on the command line only when it would
+    // list a folder's contents: not with -l, -d (or -F), unless NAME/.
+    let follow_operands = !(opts.long || opts.directory);
     for name in &operands {
-        match stat(p, name, name, true) {
+        let follow = follow_operands || name.ends_with('/');
+        match stat(p, name, name, follow) {
             Ok(entry) if entry.mode & S_IFMT == S_IFDIR && !opts.directory => dirs.push(entry),
             Ok(entry) => files.push(entry),
             Err(msg) => {
