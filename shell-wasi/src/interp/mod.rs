@@ -342,6 +342,15 @@ pub(crate) fn parse_program(text: &str) -> Result<ast::Program, SyntaxError> {
             echo_line: None,
         });
     }
+    if let Some(number) = oversized_io_number(text) {
+        // brush-parser 0.4 panics (unwrap on an overflowing parse) on a
+        // descriptor number too big for an int; refuse it first.
+        return Err(SyntaxError {
+            line: 1,
+            message: format!("{number}: Bad file descriptor"),
+            echo_line: None,
+        });
+    }
     let options = parser_options();
     let mut parser = brush_parser::Parser::new(std::io::BufReader::new(text.as_bytes()), &options);
     parser.parse_program().map_err(|e| syntax_error(text, &e))
@@ -352,6 +361,37 @@ pub(crate) fn parser_options() -> brush_parser::ParserOptions {
         enable_extended_globbing: false,
         ..Default::default()
     }
+}
+
+/// A run of digits written right before `<` or `>`, outside quotes, that
+/// does not fit a descriptor number (`i32`).
+fn oversized_io_number(text: &str) -> Option<String> {
+    let (mut quote, mut escaped, mut digits) = (None, false, String::new());
+    let mut at_word_start = true;
+    for c in text.chars() {
+        let word_start_next = c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')');
+        if escaped {
+            escaped = false;
+        } else {
+            match (quote, c) {
+                (_, '\\') if quote != Some('\'') => escaped = true,
+                (None, '\'' | '"') => quote = Some(c),
+                (Some(q), c) if c == q => quote = None,
+                (None, '0'..='9') if at_word_start || !digits.is_empty() => {
+                    digits.push(c);
+                    at_word_start = false;
+                    continue;
+                }
+                (None, '<' | '>') if !digits.is_empty() && digits.parse::<i32>().is_err() => {
+                    return Some(digits);
+                }
+                _ => {}
+            }
+        }
+        digits.clear();
+        at_word_start = word_start_next;
+    }
+    None
 }
 
 fn syntax_depth(text: &str) -> usize {
@@ -440,6 +480,15 @@ mod tests {
     fn normalize_resolves_dots() {
         assert_eq!(normalize("/tmp/a", "../b/./c"), "/tmp/b/c");
         assert_eq!(normalize("/tmp", "/x/.."), "/");
+    }
+
+    #[test]
+    fn oversized_descriptor_numbers_are_refused_not_crashed_on() {
+        assert!(parse_program("\n888888888888<8888888888888").is_err());
+        assert!(parse_program("echo 99999999999>x").is_err());
+        assert!(parse_program("echo '99999999999>x'").is_ok());
+        assert!(parse_program("echo 2>/dev/null").is_ok());
+        assert!(parse_program("echo a99999999999>x").is_ok());
     }
 
     #[test]
