@@ -153,7 +153,10 @@ pub(crate) fn lookup(name: &str) -> Option<UtilityFn> {
 
 /// Every utility name, sorted: what the sandbox's `/usr/bin` holds.
 pub(crate) fn names() -> Vec<&'static str> {
-    let mut all: Vec<&str> = TABLES.iter().flat_map(|t| t.iter().map(|(n, _)| *n)).collect();
+    let mut all: Vec<&str> = TABLES
+        .iter()
+        .flat_map(|t| t.iter().map(|(n, _)| *n))
+        .collect();
     all.sort_unstable();
     all
 }
