@@ -22,21 +22,23 @@ impl Shell {
         let parts = self.word_parts(text, io)?;
         let expanded = super::expand::join_parts(&parts);
         let mut eval = Evaluator {
-            vars: &mut self.vars,
-            read_only: false,
+            vars: Access::Write(&mut self.vars),
             depth: 0,
         };
         eval.eval_text(&expanded)
     }
 }
 
-/// Evaluates an array index such as `i+1` without side effects.
+/// Evaluates an array index such as `i+1` without side effects: the
+/// evaluator only reads the variables (copying them would make `a[$i]=x`
+/// in a loop quadratic).
 pub(crate) fn eval_index(shell: &Shell, index: &str) -> Result<i64, ShellError> {
     let text = substitute_simple_vars(&shell.vars, index);
-    let mut vars = shell.vars.clone();
+    if let Some(n) = parse_number(text.trim()) {
+        return Ok(n);
+    }
     let mut eval = Evaluator {
-        vars: &mut vars,
-        read_only: true,
+        vars: Access::Read(&shell.vars),
         depth: 0,
     };
     eval.eval_text(&text)
@@ -67,9 +69,24 @@ fn substitute_simple_vars(vars: &Vars, text: &str) -> String {
 }
 
 struct Evaluator<'a> {
-    vars: &'a mut Vars,
-    read_only: bool,
+    vars: Access<'a>,
     depth: usize,
+}
+
+/// What an evaluation may do to the variables: index expressions only
+/// read them; `$(( ))` and `(( ))` may assign.
+enum Access<'a> {
+    Read(&'a Vars),
+    Write(&'a mut Vars),
+}
+
+impl Access<'_> {
+    fn vars(&self) -> &Vars {
+        match self {
+            Access::Read(v) => v,
+            Access::Write(v) => v,
+        }
+    }
 }
 
 fn error(expr: &str, detail: &str) -> ShellError {
@@ -176,10 +193,10 @@ impl Evaluator<'_> {
 
     fn read(&mut self, target: &ArithmeticTarget, text: &str) -> Result<i64, ShellError> {
         let raw = match target {
-            ArithmeticTarget::Variable(name) => self.vars.scalar(name).map(str::to_string),
+            ArithmeticTarget::Variable(name) => self.vars.vars().scalar(name).map(str::to_string),
             ArithmeticTarget::ArrayElement(name, index) => {
                 let i = self.eval(index, text)?;
-                match self.vars.get(name).map(|v| &v.value) {
+                match self.vars.vars().get(name).map(|v| &v.value) {
                     Some(super::vars::Value::Indexed(map)) => {
                         usize::try_from(i).ok().and_then(|i| map.get(&i)).cloned()
                     }
@@ -208,15 +225,22 @@ impl Evaluator<'_> {
         value: i64,
         text: &str,
     ) -> Result<(), ShellError> {
-        if self.read_only {
-            return Err(error(text, "attempted assignment to non-variable"));
-        }
-        match target {
-            ArithmeticTarget::Variable(name) => self.vars.set(name, value.to_string()),
-            ArithmeticTarget::ArrayElement(name, index) => {
+        let index = match target {
+            ArithmeticTarget::Variable(_) => None,
+            ArithmeticTarget::ArrayElement(_, index) => {
                 let i = self.eval(index, text)?;
-                let i = usize::try_from(i).map_err(|_| error(text, "bad array subscript"))?;
-                self.vars.set_element(name, i, value.to_string())
+                Some(usize::try_from(i).map_err(|_| error(text, "bad array subscript"))?)
+            }
+        };
+        let Access::Write(vars) = &mut self.vars else {
+            return Err(error(text, "attempted assignment to non-variable"));
+        };
+        match (target, index) {
+            (ArithmeticTarget::ArrayElement(name, _), Some(i)) => {
+                vars.set_element(name, i, value.to_string())
+            }
+            (ArithmeticTarget::Variable(name) | ArithmeticTarget::ArrayElement(name, _), _) => {
+                vars.set(name, value.to_string())
             }
         }
     }
@@ -314,8 +338,7 @@ mod tests {
         vars.set("x", "5".into()).expect("set");
         vars.set("e", "x*2".into()).expect("set");
         Evaluator {
-            vars: &mut vars,
-            read_only: false,
+            vars: Access::Write(&mut vars),
             depth: 0,
         }
         .eval_text(text)
@@ -337,8 +360,7 @@ mod tests {
         vars.set("a", "a+1".into()).expect("set");
         assert!(
             Evaluator {
-                vars: &mut vars,
-                read_only: false,
+                vars: Access::Write(&mut vars),
                 depth: 0
             }
             .eval_text("a")

@@ -439,7 +439,21 @@ fn boundaries(s: &str) -> Vec<usize> {
         .collect()
 }
 
+/// A pattern with no glob operators or escapes matches only itself: such
+/// patterns (most of them: `${x//-/_}`, `${f%.txt}`) take the linear path.
+fn literal(pattern: &str) -> Option<&str> {
+    (!pattern.contains(['*', '?', '[', '\\'])).then_some(pattern)
+}
+
 fn remove_affix(s: &str, pattern: &str, suffix: bool, largest: bool) -> String {
+    if let Some(lit) = literal(pattern) {
+        let cut = if suffix {
+            s.strip_suffix(lit)
+        } else {
+            s.strip_prefix(lit)
+        };
+        return cut.unwrap_or(s).to_string();
+    }
     let cuts = boundaries(s);
     let candidates: Box<dyn Iterator<Item = &usize>> = match (suffix, largest) {
         (false, false) => Box::new(cuts.iter()),
@@ -474,6 +488,20 @@ fn longest_match_at(s: &str, cuts: &[usize], start: usize, pattern: &str) -> Opt
 fn replace(s: &str, pattern: &str, rep: &str, kind: &SubstringMatchKind) -> String {
     if pattern.is_empty() {
         return s.to_string();
+    }
+    if let Some(lit) = literal(pattern) {
+        return match kind {
+            SubstringMatchKind::Prefix => match s.strip_prefix(lit) {
+                Some(rest) => format!("{rep}{rest}"),
+                None => s.to_string(),
+            },
+            SubstringMatchKind::Suffix => match s.strip_suffix(lit) {
+                Some(rest) => format!("{rest}{rep}"),
+                None => s.to_string(),
+            },
+            SubstringMatchKind::FirstOccurrence => s.replacen(lit, rep, 1),
+            SubstringMatchKind::Anywhere => s.replace(lit, rep),
+        };
     }
     let cuts = boundaries(s);
     match kind {

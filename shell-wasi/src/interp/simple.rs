@@ -152,31 +152,39 @@ impl Shell {
         append: bool,
         io: &Io,
     ) -> Result<(), crate::errors::ShellError> {
-        let mut map = match (append, self.vars.get(name).map(|v| &v.value)) {
-            (true, Some(super::vars::Value::Indexed(m))) => m.clone(),
-            (true, Some(super::vars::Value::Scalar(s))) => {
-                std::collections::BTreeMap::from([(0, s.clone())])
-            }
-            _ => std::collections::BTreeMap::new(),
-        };
-        let mut next = map.keys().next_back().map_or(0, |k| k + 1);
+        use super::vars::Value;
+        // Expand everything first: the words may read the array itself.
+        let mut elements: Vec<(Option<usize>, String)> = Vec::new();
         for (key, value) in items {
             match key {
                 Some(k) => {
                     let i = super::arith::eval_index(self, &k.value)?;
-                    next = usize::try_from(i).unwrap_or(0);
-                    map.insert(next, self.expand_string(value, io)?);
-                    next += 1;
+                    let i = usize::try_from(i).unwrap_or(0);
+                    elements.push((Some(i), self.expand_string(value, io)?));
                 }
                 None => {
                     for field in self.expand_words(std::slice::from_ref(value), io)? {
-                        map.insert(next, field);
-                        next += 1;
+                        elements.push((None, field));
                     }
                 }
             }
         }
-        self.vars.set_value(name, super::vars::Value::Indexed(map))
+        let mut next = match (append, self.vars.get(name).map(|v| &v.value)) {
+            (true, Some(Value::Indexed(m))) => m.keys().next_back().map_or(0, |k| k + 1),
+            (true, Some(Value::Scalar(_))) => 1,
+            _ => {
+                self.vars
+                    .set_value(name, Value::Indexed(std::collections::BTreeMap::new()))?;
+                0
+            }
+        };
+        // `a+=(x)` adds in place: appending in a loop stays linear.
+        for (index, value) in elements {
+            next = index.unwrap_or(next);
+            self.vars.set_element(name, next, value)?;
+            next += 1;
+        }
+        Ok(())
     }
 
     /// `set -x`: the expanded command on stderr.
