@@ -25,7 +25,7 @@ use wasmtime_wasi::random::WasiRandom;
 use crate::component_cache::{CacheOutcome, ComponentCache};
 use crate::deadline_clock::{DeadlineClock, HasDeadlineClock};
 use crate::launch::StoreState;
-use crate::memfs;
+use crate::memfs::{self, Tree};
 use crate::sandbox::SandboxBuilder;
 use crate::{Error, bindings};
 
@@ -80,8 +80,9 @@ pub struct Runtime {
     cache: ComponentCache,
     shell_cache: CacheOutcome,
     programs: BTreeMap<String, Arc<ProgramSlot>>,
-    /// The shell's built-in utilities, asked of the shell once.
-    utilities: OnceLock<Vec<String>>,
+    /// The system part of every sandbox's tree, built once (after the
+    /// shell has said which utilities `/usr/bin` must list).
+    system_tree: OnceLock<Tree>,
     ticker: EpochTicker,
 }
 
@@ -110,11 +111,16 @@ impl Runtime {
             cache,
             shell_cache,
             programs,
-            utilities: OnceLock::new(),
+            system_tree: OnceLock::new(),
             ticker,
         });
-        let utilities = runtime.ask_shell_for_utilities()?;
-        let _ = runtime.utilities.set(utilities);
+        let mut bin_names = runtime.ask_shell_for_utilities()?;
+        bin_names.extend(runtime.program_names());
+        bin_names.sort_unstable();
+        bin_names.dedup();
+        let _ = runtime
+            .system_tree
+            .set(crate::sandbox::system_tree(&bin_names)?);
         Ok(runtime)
     }
 
@@ -150,14 +156,13 @@ impl Runtime {
         self.ticker.ticks_until(deadline)
     }
 
-    /// Every program name a sandbox's `/usr/bin` lists: the shell's own
-    /// utilities and the programs it runs as components.
-    pub fn bin_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.utilities.get().cloned().unwrap_or_default();
-        names.extend(self.program_names());
-        names.sort_unstable();
-        names.dedup();
-        names
+    /// The system layout every sandbox starts from (empty until the shell
+    /// has been asked for its utilities, which is all a probe needs).
+    pub(crate) fn system_tree(&self) -> &Tree {
+        static EMPTY: OnceLock<Tree> = OnceLock::new();
+        self.system_tree
+            .get()
+            .unwrap_or_else(|| EMPTY.get_or_init(|| Tree::new(crate::memfs::Quota::UNLIMITED)))
     }
 
     /// Runs the shell once with `--ephemeral-utilities` (before any

@@ -16,7 +16,7 @@ use crate::Error;
 use crate::engine::{Program, Runtime};
 use crate::launch::{EXIT_TIMEOUT, Launch, SavedState};
 use crate::limits::{LimitHit, Limits};
-use crate::memfs::{MemFs, Quota};
+use crate::memfs::{FsErr, MemFs, Quota, ROOT, Tree};
 use crate::output::{OutputPipes, OutputSink, Stream};
 
 /// The sandbox user, as `whoami` and `ls -l` show it.
@@ -99,10 +99,11 @@ impl SandboxBuilder {
         limits.memory_bytes = limits
             .memory_bytes
             .min(self.runtime.config.max_memory_bytes);
-        let fs = MemFs::new(Quota::UNLIMITED);
         let scratch = format!("/tmp/ephemeral-run-{}/scratch", random_suffix());
-        lay_out(&fs, &scratch, &self.runtime.bin_names())?;
-        fs.lock().start_quota(limits.quota());
+        let mut tree = self.runtime.system_tree().clone();
+        lay_out_run(&mut tree, &scratch)?;
+        tree.start_quota(limits.quota());
+        let fs = MemFs::from_tree(tree);
         let mut sandbox = Sandbox {
             env: initial_env(&scratch),
             cwd: scratch.clone(),
@@ -128,38 +129,52 @@ fn random_suffix() -> String {
         .collect()
 }
 
-/// The sandbox's starting tree: a writable `/tmp`, the run's private
-/// folder with its scratch folder, `/dev/null`, the few files of a Linux
-/// system that programs read to learn who they are, and `/usr/bin` listing
-/// every program (empty executable stubs: the shell runs the real thing).
-fn lay_out(fs: &MemFs, scratch: &str, bin_names: &[String]) -> Result<(), Error> {
-    let run_dir = scratch.trim_end_matches("/scratch");
-    let passwd =
-        format!("root:x:0:0:root:/root:/bin/bash\n{USER}:x:1000:1000:{USER}:{scratch}:/bin/bash\n");
+/// The system part of every sandbox's tree, built once per runtime and
+/// cloned for each sandbox: a writable `/tmp`, `/dev/null`, the few files
+/// of a Linux system that programs read, and `/usr/bin` listing every
+/// program (empty executable stubs: the shell runs the real thing).
+pub(crate) fn system_tree(bin_names: &[String]) -> Result<Tree, Error> {
     let group = format!("root:x:0:\n{USER}:x:1000:\n");
-    let mut tree = fs.lock();
+    let mut tree = Tree::new(Quota::UNLIMITED);
     let result = (|| {
         tree.mkdir_all("/tmp", 0o1777)?;
-        tree.mkdir_all(run_dir, 0o700)?;
-        tree.mkdir_all(scratch, 0o755)?;
         for dir in ["/usr/bin", "/usr/local/bin", "/home"] {
             tree.mkdir_all(dir, 0o755)?;
         }
         // Debian's merged /usr: /bin is /usr/bin.
-        tree.symlink("usr/bin", crate::memfs::ROOT, "bin")?;
+        tree.symlink("usr/bin", ROOT, "bin")?;
         for name in bin_names {
             tree.put_file(&format!("/usr/bin/{name}"), b"", 0o755)?;
         }
         tree.put_dev_null("/dev")?;
-        tree.put_file("/etc/passwd", passwd.as_bytes(), 0o644)?;
         tree.put_file("/etc/group", group.as_bytes(), 0o644)?;
         tree.put_file("/etc/hostname", b"sandbox\n", 0o644)?;
         Ok(())
     })();
-    result.map_err(|e: crate::memfs::FsErr| Error::PutFile {
+    result.map_err(|e: FsErr| layout_error(&e))?;
+    Ok(tree)
+}
+
+/// The run's own part of the tree: its private folder, the scratch folder
+/// and the user entry whose home it is.
+fn lay_out_run(tree: &mut Tree, scratch: &str) -> Result<(), Error> {
+    let run_dir = scratch.trim_end_matches("/scratch");
+    let passwd =
+        format!("root:x:0:0:root:/root:/bin/bash\n{USER}:x:1000:1000:{USER}:{scratch}:/bin/bash\n");
+    let result = (|| {
+        tree.mkdir_all(run_dir, 0o700)?;
+        tree.mkdir_all(scratch, 0o755)?;
+        tree.put_file("/etc/passwd", passwd.as_bytes(), 0o644)?;
+        Ok(())
+    })();
+    result.map_err(|e: FsErr| layout_error(&e))
+}
+
+fn layout_error(e: &FsErr) -> Error {
+    Error::PutFile {
         path: "/".into(),
-        reason: format!("cannot lay out the sandbox (quota too small?): {e}"),
-    })
+        reason: format!("cannot lay out the sandbox: {e}"),
+    }
 }
 
 fn initial_env(scratch: &str) -> Vec<(String, String)> {

@@ -47,7 +47,11 @@ fn cases() -> Vec<Case> {
                 .unwrap_or_default();
             let executable = v["executable"]
                 .as_array()
-                .map(|a| a.iter().filter_map(|p| p.as_str().map(str::to_owned)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|p| p.as_str().map(str::to_owned))
+                        .collect()
+                })
                 .unwrap_or_default();
             Case {
                 suite: s("suite"),
@@ -88,14 +92,19 @@ fn replay(case: &Case) -> Option<(String, Got)> {
             .iter()
             .map(|p| format!("'{}'", p.replace('\'', r"'\''")))
             .collect();
-        let out = sb.exec_captured(&format!("chmod +x {}", paths.join(" "))).expect("exec");
+        let out = sb
+            .exec_captured(&format!("chmod +x {}", paths.join(" ")))
+            .expect("exec");
         if out.outcome.exit_code != 0 {
             let why = format!("chmod +x failed: {}", common::text(&out.stderr));
             return Some((why.clone(), Err(why)));
         }
     }
     let scratch = sb.scratch_dir().to_owned();
-    let run_dir = scratch.rsplit_once('/').map(|(d, _)| d.to_owned()).unwrap_or_default();
+    let run_dir = scratch
+        .rsplit_once('/')
+        .map(|(d, _)| d.to_owned())
+        .unwrap_or_default();
     let out = sb.exec_captured(&case.cmd).expect("exec");
     let norm = |b: &[u8]| {
         common::text(b)
@@ -179,7 +188,10 @@ fn shell_passes_brush_compat_cases() {
     }
     println!("\nper suite (passed/total):");
     for (suite, (p, t)) in &per_suite {
-        println!("  {suite:40} {p:4}/{t:<4} {:5.1}%", 100.0 * *p as f64 / *t as f64);
+        println!(
+            "  {suite:40} {p:4}/{t:<4} {:5.1}%",
+            100.0 * *p as f64 / *t as f64
+        );
     }
     println!(
         "brush compat: {passed}/{} cases pass ({:.1}%) in {:.1} s",

@@ -30,7 +30,12 @@ pub struct MemFs(Arc<Mutex<Tree>>);
 
 impl MemFs {
     pub fn new(quota: Quota) -> MemFs {
-        MemFs(Arc::new(Mutex::new(Tree::new(quota))))
+        MemFs::from_tree(Tree::new(quota))
+    }
+
+    /// A handle on an existing tree (such as a clone of a template).
+    pub fn from_tree(tree: Tree) -> MemFs {
+        MemFs(Arc::new(Mutex::new(tree)))
     }
 
     /// Locks the tree. A panic while it was held cannot leave it half-edited

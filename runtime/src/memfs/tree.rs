@@ -31,7 +31,7 @@ pub const S_IFLNK: u32 = 0o120_000;
 pub const S_IFCHR: u32 = 0o020_000;
 
 /// What a node holds.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum NodeKind {
     File(Vec<u8>),
     Dir {
@@ -52,7 +52,7 @@ pub enum NodeType {
     CharDevice,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Node {
     pub kind: NodeKind,
     /// Permission bits only (0o7777); the type comes from `kind`.
@@ -120,6 +120,9 @@ pub struct OpenSpec {
     pub directory: bool,
 }
 
+/// Cloning a tree copies every node: how each sandbox gets its own copy
+/// of the runtime's system layout.
+#[derive(Clone)]
 pub struct Tree {
     nodes: Vec<Option<Node>>,
     free: Vec<NodeId>,

@@ -62,12 +62,15 @@ def run(case, passwd, group):
     }
     inner = (
         f"mount --bind {passwd} /etc/passwd && mount --bind {group} /etc/group && "
-        "exec setpriv --reuid=1000 --regid=1000 --clear-groups -- bash -c \"$CASE\""
+        "exec setpriv --reuid=1000 --regid=1000 --clear-groups -- bash -c \"$1\""
     )
     try:
         p = subprocess.run(
-            ["unshare", "--net", "--mount", "--fork", "sh", "-c", inner],
-            cwd=scratch, env={**env, "CASE": case}, capture_output=True, timeout=TIMEOUT_S,
+            # The case is an argument, not an environment variable, so
+            # `env` and `declare -p` inside it see only the sandbox's set.
+            ["unshare", "--net", "--mount", "--fork", "sh", "-c", inner, "sh", case],
+            cwd=scratch, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+            timeout=TIMEOUT_S,
         )
         out, err, code = p.stdout, p.stderr, p.returncode
     except subprocess.TimeoutExpired as e:
