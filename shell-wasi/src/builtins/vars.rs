@@ -275,6 +275,17 @@ pub(crate) fn set(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Un
         } else if (arg.starts_with('-') || arg.starts_with('+')) && arg.len() > 1 {
             let sign = arg.chars().next().unwrap_or('-');
             for c in arg.chars().skip(1) {
+                // `set -euo pipefail`: an `o` in a group takes the next
+                // argument as its option name.
+                if c == 'o' {
+                    i += 1;
+                    let Some(name) = args.get(i) else { break };
+                    if !shell.set_option_flag(&format!("{sign}o {name}")) {
+                        shell.report(io, &format!("set: {name}: invalid option name"));
+                        return Ok(1);
+                    }
+                    continue;
+                }
                 if !shell.set_option_flag(&format!("{sign}{c}")) {
                     shell.report(io, &format!("set: {sign}{c}: invalid option"));
                     io.err_line("set: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [-] [arg ...]");

@@ -13,6 +13,8 @@ use crate::utils::test::{TestContext, binary, unary};
 enum CondError {
     Shell(ShellError),
     Message(String),
+    /// Undecidable without a message (an invalid `=~` regex: status 2).
+    Status(i32),
 }
 
 impl From<ShellError> for CondError {
@@ -35,6 +37,7 @@ impl Shell {
                 self.report(io, &msg);
                 Ok(2)
             }
+            Err(CondError::Status(status)) => Ok(status),
         }
     }
 
@@ -80,6 +83,19 @@ impl Shell {
                 let pattern = self.expand_pattern(right, io)?;
                 return Ok(!super::pattern_matches(&pattern, &l));
             }
+            B::StringMatchesRegex => {
+                let l = self.expand_string(left, io)?;
+                let regex = self.regex_from_word(right, io)?;
+                return self.regex_match(&l, &regex);
+            }
+            // brush-parser's name for `=~` with a wholly quoted right side,
+            // which bash matches literally.
+            B::StringContainsSubstring => {
+                let l = self.expand_string(left, io)?;
+                let r = self.expand_string(right, io)?;
+                let literal = crate::utils::textproc::posix_regex::escape(&r);
+                return self.regex_match(&l, &literal);
+            }
             B::ArithmeticEqualTo
             | B::ArithmeticNotEqualTo
             | B::ArithmeticLessThan
@@ -95,6 +111,45 @@ impl Shell {
         let l = self.expand_string(left, io)?;
         let r = self.expand_string(right, io)?;
         self.plain_binary(op, &l, &r)
+    }
+
+    /// The right side of `=~` as regex text: unquoted parts are a POSIX
+    /// extended regex, quoted parts match literally (as in bash).
+    fn regex_from_word(&mut self, word: &ast::Word, io: &Io) -> Result<String, CondError> {
+        use crate::utils::textproc::posix_regex::{Dialect, escape, translate};
+        let mut ere = String::new();
+        for part in self.word_parts(&word.value, io)? {
+            if let super::expand::Part::Text { text, quoted, .. } = part {
+                if quoted {
+                    ere.push_str(&escape(&text));
+                } else {
+                    let translated =
+                        translate(&text, Dialect::Extended).map_err(|_| CondError::Status(2))?;
+                    ere.push_str(&translated);
+                }
+            }
+        }
+        Ok(ere)
+    }
+
+    /// Matches and fills `BASH_REMATCH` (whole match, then each group;
+    /// emptied when nothing matches).
+    fn regex_match(&mut self, text: &str, regex: &str) -> Result<bool, CondError> {
+        let Ok(re) = regex::Regex::new(regex) else {
+            return Err(CondError::Status(2));
+        };
+        let groups: Vec<String> = match re.captures(text) {
+            Some(caps) => caps
+                .iter()
+                .map(|m| m.map_or(String::new(), |m| m.as_str().to_string()))
+                .collect(),
+            None => Vec::new(),
+        };
+        let matched = !groups.is_empty();
+        let map = groups.into_iter().enumerate().collect();
+        self.vars
+            .set_value("BASH_REMATCH", super::vars::Value::Indexed(map))?;
+        Ok(matched)
     }
 
     fn plain_binary(&self, op: &BinaryPredicate, l: &str, r: &str) -> Result<bool, CondError> {

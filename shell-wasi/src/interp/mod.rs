@@ -249,7 +249,12 @@ impl Shell {
     /// Reports an expansion error and turns it into control flow.
     pub(crate) fn fail(&self, io: &Io, err: &ShellError) -> Unwind {
         self.report(io, &err.to_string());
-        err.unwind()
+        match err.unwind() {
+            // bash 5.2 ends `-c` text with 127 on an unset parameter, but
+            // with 1 when `set -e` is on (as in `set -euo pipefail`).
+            Unwind::Exit(127) if self.opts.errexit => Unwind::Exit(1),
+            other => other,
+        }
     }
 
     /// Enters one nesting level, or fails when too deep.

@@ -70,7 +70,7 @@ impl Shell {
                 test_type,
                 default_value,
             } => {
-                let value = self.param_value(parameter, *indirect)?;
+                let value = self.param_value_or_unset(parameter, *indirect)?;
                 if !is_missing(&value, test_type) {
                     value
                 } else {
@@ -85,7 +85,7 @@ impl Shell {
                 test_type,
                 default_value,
             } => {
-                let value = self.param_value(parameter, *indirect)?;
+                let value = self.param_value_or_unset(parameter, *indirect)?;
                 if !is_missing(&value, test_type) {
                     value
                 } else {
@@ -104,7 +104,7 @@ impl Shell {
                 test_type,
                 error_message,
             } => {
-                let value = self.param_value(parameter, *indirect)?;
+                let value = self.param_value_or_unset(parameter, *indirect)?;
                 if !is_missing(&value, test_type) {
                     value
                 } else {
@@ -127,7 +127,7 @@ impl Shell {
                 test_type,
                 alternative_value,
             } => {
-                let value = self.param_value(parameter, *indirect)?;
+                let value = self.param_value_or_unset(parameter, *indirect)?;
                 if !is_missing(&value, test_type) {
                     let text = alternative_value.as_deref().unwrap_or("");
                     out.extend(self.nested_parts(text, quoted, io)?);
@@ -304,14 +304,34 @@ impl Shell {
     }
 
     fn param_value(&self, parameter: &Parameter, indirect: bool) -> Result<ParamValue, ShellError> {
-        let value = self.direct_value(parameter)?;
+        self.param_value_with(parameter, indirect, self.opts.nounset)
+    }
+
+    /// A parameter's value for the operators that handle unset ones
+    /// themselves (`${x:-d}`, `${x:=d}`, `${x:?m}`, `${x:+a}`), where
+    /// `set -u` does not apply.
+    fn param_value_or_unset(
+        &self,
+        parameter: &Parameter,
+        indirect: bool,
+    ) -> Result<ParamValue, ShellError> {
+        self.param_value_with(parameter, indirect, false)
+    }
+
+    fn param_value_with(
+        &self,
+        parameter: &Parameter,
+        indirect: bool,
+        nounset: bool,
+    ) -> Result<ParamValue, ShellError> {
+        let value = self.direct_value(parameter, nounset)?;
         if !indirect {
             return Ok(value);
         }
         // `${!x}`: the value of the variable named by $x.
         match value {
             ParamValue::Scalar(name) if super::vars::is_name(&name) => {
-                self.direct_value(&Parameter::Named(name))
+                self.direct_value(&Parameter::Named(name), nounset)
             }
             ParamValue::Scalar(name) if name.is_empty() => Ok(ParamValue::Unset),
             ParamValue::Scalar(name) => Err(ShellError::BadSubstitution(name)),
@@ -319,7 +339,7 @@ impl Shell {
         }
     }
 
-    fn direct_value(&self, parameter: &Parameter) -> Result<ParamValue, ShellError> {
+    fn direct_value(&self, parameter: &Parameter, nounset: bool) -> Result<ParamValue, ShellError> {
         let value = match parameter {
             Parameter::Positional(0) => ParamValue::Scalar(self.arg0.clone()),
             Parameter::Positional(n) => {
@@ -348,7 +368,7 @@ impl Shell {
                 }
             }
         };
-        if self.opts.nounset
+        if nounset
             && value.is_unset()
             && let Parameter::Named(_) | Parameter::Positional(_) | Parameter::NamedWithIndex { .. } =
                 parameter

@@ -9,7 +9,7 @@
 mod awk;
 mod grep;
 mod jq;
-mod posix_regex;
+pub(crate) mod posix_regex;
 mod sed;
 
 use super::{Process, Table};
