@@ -9,6 +9,7 @@ mod dirs;
 mod flow;
 mod getopts;
 mod introspect;
+mod mapfile;
 mod read;
 mod vars;
 
@@ -40,9 +41,11 @@ const BUILTINS: &[(&str, BuiltinFn)] = &[
     ("hash", flow::colon),
     ("let", vars::let_),
     ("local", vars::local),
+    ("mapfile", mapfile::mapfile),
     ("printf", printf),
     ("pwd", pwd),
     ("read", read::read),
+    ("readarray", mapfile::mapfile),
     ("readonly", vars::readonly),
     ("return", flow::return_),
     ("set", vars::set),

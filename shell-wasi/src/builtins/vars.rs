@@ -22,8 +22,10 @@ fn invalid_identifier(shell: &Shell, io: &Io, builtin: &str, arg: &str) {
 /// `declare -x NAME="value"` lines, as `export -p` and `declare -p` print.
 fn declaration(name: &str, var: &Var) -> String {
     let mut flags = String::new();
-    if matches!(var.value, Value::Indexed(_)) {
-        flags.push('a');
+    match var.value {
+        Value::Indexed(_) => flags.push('a'),
+        Value::Assoc(_) => flags.push('A'),
+        Value::Scalar(_) => {}
     }
     if var.readonly {
         flags.push('r');
@@ -44,6 +46,14 @@ fn declaration(name: &str, var: &Var) -> String {
                 .map(|(k, v)| format!("[{k}]={}", double_quote(v)))
                 .collect();
             format!("declare {flags} {name}=({})\n", items.join(" "))
+        }
+        Value::Assoc(map) => {
+            // bash ends the list with a space here.
+            let items: String = map
+                .iter()
+                .map(|(k, v)| format!("[{k}]={} ", double_quote(v)))
+                .collect();
+            format!("declare {flags} {name}=({items})\n")
         }
     }
 }
@@ -109,10 +119,18 @@ pub(crate) fn unset(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, 
             }
             name => {
                 let base = name.split('[').next().unwrap_or(name);
+                let element = name
+                    .strip_prefix(base)
+                    .and_then(|r| r.strip_prefix('['))
+                    .and_then(|r| r.strip_suffix(']'));
+                let result = match element {
+                    Some(sub) => shell.vars.unset_element(base, sub),
+                    None => shell.vars.unset(name),
+                };
                 if !is_name(base) {
                     invalid_identifier(shell, io, "unset", name);
                     status = 1;
-                } else if shell.vars.unset(name).is_err() {
+                } else if result.is_err() {
                     shell.report(
                         io,
                         &format!("unset: {name}: cannot unset: readonly variable"),
@@ -187,7 +205,33 @@ pub(crate) fn declare(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32
     declare_names(shell, io, "declare", args, in_function)
 }
 
-/// The work of `local` and `declare NAME[=VALUE]` with `-x -r -a` flags.
+/// `declare -A name` or `declare -A name=([k]=v ...)`.
+fn declare_assoc(
+    shell: &mut Shell,
+    name: &str,
+    value: Option<&str>,
+) -> Result<(), crate::errors::ShellError> {
+    if !shell.vars.is_assoc(name) || value.is_some() {
+        shell
+            .vars
+            .set_value(name, Value::Assoc(std::collections::BTreeMap::new()))?;
+    }
+    let Some(items) = value
+        .and_then(|v| v.strip_prefix('('))
+        .and_then(|v| v.strip_suffix(')'))
+    else {
+        return Ok(());
+    };
+    for item in items.split_whitespace() {
+        let Some((key, val)) = item.strip_prefix('[').and_then(|i| i.split_once("]=")) else {
+            continue;
+        };
+        shell.vars.set_key(name, key.to_string(), val.to_string())?;
+    }
+    Ok(())
+}
+
+/// The work of `local` and `declare NAME[=VALUE]` with `-x -r -a -A` flags.
 fn declare_names(
     shell: &mut Shell,
     io: &Io,
@@ -215,6 +259,7 @@ fn declare_names(
             shell.vars.make_local(name);
         }
         let result = match value {
+            _ if flags.contains('A') => declare_assoc(shell, name, value),
             Some(v) if flags.contains('a') => {
                 let items = v.trim_start_matches('(').trim_end_matches(')');
                 let map = items

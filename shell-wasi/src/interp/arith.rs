@@ -44,6 +44,23 @@ pub(crate) fn eval_index(shell: &Shell, index: &str) -> Result<i64, ShellError> 
     eval.eval_text(&text)
 }
 
+/// An associative array's subscript from its raw text: variables
+/// substituted, surrounding quotes removed (`m[$k]`, `m["$k"]`, `m[key]`).
+pub(crate) fn subscript_key(vars: &Vars, index: &str) -> String {
+    let text = substitute_simple_vars(vars, index);
+    let unquoted = text
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .or_else(|| text.strip_prefix('\'').and_then(|t| t.strip_suffix('\'')));
+    unquoted.map_or(text.clone(), str::to_string)
+}
+
+/// The text of a parsed subscript, for associative arrays (whose keys
+/// are strings: the `$k` in `m[$k]` was substituted before parsing).
+fn index_text(index: &ArithmeticExpr) -> String {
+    index.to_string()
+}
+
 /// `$name` and `${name}` replaced by their values (index expressions
 /// only; full expansion needs a mutable shell).
 fn substitute_simple_vars(vars: &Vars, text: &str) -> String {
@@ -194,6 +211,10 @@ impl Evaluator<'_> {
     fn read(&mut self, target: &ArithmeticTarget, text: &str) -> Result<i64, ShellError> {
         let raw = match target {
             ArithmeticTarget::Variable(name) => self.vars.vars().scalar(name).map(str::to_string),
+            ArithmeticTarget::ArrayElement(name, index) if self.vars.vars().is_assoc(name) => {
+                let key = subscript_key(self.vars.vars(), &index_text(index));
+                self.vars.vars().get_key(name, &key).map(str::to_string)
+            }
             ArithmeticTarget::ArrayElement(name, index) => {
                 let i = self.eval(index, text)?;
                 match self.vars.vars().get(name).map(|v| &v.value) {
@@ -225,6 +246,15 @@ impl Evaluator<'_> {
         value: i64,
         text: &str,
     ) -> Result<(), ShellError> {
+        if let ArithmeticTarget::ArrayElement(name, index) = target
+            && self.vars.vars().is_assoc(name)
+        {
+            let key = subscript_key(self.vars.vars(), &index_text(index));
+            let Access::Write(vars) = &mut self.vars else {
+                return Err(error(text, "attempted assignment to non-variable"));
+            };
+            return vars.set_key(name, key, value.to_string());
+        }
         let index = match target {
             ArithmeticTarget::Variable(_) => None,
             ArithmeticTarget::ArrayElement(_, index) => {

@@ -261,11 +261,11 @@ impl Shell {
                 variable_name,
                 concatenate,
             } => {
-                let keys = match self.vars.get(variable_name).map(|v| &v.value) {
-                    Some(Value::Indexed(map)) => map.keys().map(ToString::to_string).collect(),
-                    Some(Value::Scalar(_)) => vec!["0".to_string()],
-                    None => Vec::new(),
-                };
+                let keys = self
+                    .vars
+                    .get(variable_name)
+                    .map(|v| v.value.keys())
+                    .unwrap_or_default();
                 ParamValue::List {
                     items: keys,
                     joined: *concatenate,
@@ -379,6 +379,11 @@ impl Shell {
     }
 
     fn element_value(&self, name: &str, index: &str) -> Result<ParamValue, ShellError> {
+        if self.vars.is_assoc(name) {
+            let key = super::arith::subscript_key(&self.vars, index);
+            let value = self.vars.get_key(name, &key).map(str::to_string);
+            return Ok(value.map_or(ParamValue::Unset, ParamValue::Scalar));
+        }
         let index = super::arith::eval_index(self, index)?;
         let value = match self.vars.get(name).map(|v| &v.value) {
             Some(Value::Indexed(map)) => {

@@ -131,6 +131,18 @@ impl Shell {
             (
                 ast::AssignmentName::ArrayElementName(name, index),
                 ast::AssignmentValue::Scalar(w),
+            ) if self.vars.is_assoc(name) => self.assoc_key(index, io).and_then(|key| {
+                let value = self.expand_string(w, io)?;
+                let value = if a.append {
+                    format!("{}{value}", self.vars.get_key(name, &key).unwrap_or(""))
+                } else {
+                    value
+                };
+                self.vars.set_key(name, key, value)
+            }),
+            (
+                ast::AssignmentName::ArrayElementName(name, index),
+                ast::AssignmentValue::Scalar(w),
             ) => super::arith::eval_index(self, index).and_then(|i| {
                 let value = self.expand_string(w, io)?;
                 let i = usize::try_from(i).map_err(|_| {
@@ -145,6 +157,46 @@ impl Shell {
         result.map_err(|err| self.fail(io, &err))
     }
 
+    /// `m=([k]=v ...)` (or `+=`) for an associative array.
+    fn assign_assoc(
+        &mut self,
+        name: &str,
+        items: &[(Option<ast::Word>, ast::Word)],
+        append: bool,
+        io: &Io,
+    ) -> Result<(), crate::errors::ShellError> {
+        let mut pairs = Vec::new();
+        for (key, value) in items {
+            if let Some(k) = key {
+                pairs.push((
+                    self.assoc_key(&k.value, io)?,
+                    self.expand_string(value, io)?,
+                ));
+            }
+        }
+        if !append {
+            self.vars.set_value(
+                name,
+                super::vars::Value::Assoc(std::collections::BTreeMap::new()),
+            )?;
+        }
+        for (key, value) in pairs {
+            self.vars.set_key(name, key, value)?;
+        }
+        Ok(())
+    }
+
+    /// An associative array's subscript: expanded as a string, not
+    /// evaluated as arithmetic.
+    pub(crate) fn assoc_key(
+        &mut self,
+        index: &str,
+        io: &Io,
+    ) -> Result<String, crate::errors::ShellError> {
+        let parts = self.word_parts(index, io)?;
+        Ok(super::expand::join_parts(&parts))
+    }
+
     fn assign_array(
         &mut self,
         name: &str,
@@ -153,6 +205,9 @@ impl Shell {
         io: &Io,
     ) -> Result<(), crate::errors::ShellError> {
         use super::vars::Value;
+        if self.vars.is_assoc(name) {
+            return self.assign_assoc(name, items, append, io);
+        }
         // Expand everything first: the words may read the array itself.
         let mut elements: Vec<(Option<usize>, String)> = Vec::new();
         for (key, value) in items {

@@ -1,4 +1,4 @@
-//! Shell variables: scalars and indexed arrays, export and readonly flags,
+//! Shell variables: scalars, indexed and associative arrays, export and readonly flags,
 //! and the dynamic scopes `local` creates inside functions.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -11,6 +11,9 @@ pub(crate) enum Value {
     Scalar(String),
     /// Bash arrays are sparse: `a[5]=x` leaves 0..4 unset.
     Indexed(BTreeMap<usize, String>),
+    /// `declare -A`: string keys. Bash lists them in hash order, which is
+    /// unspecified; ours is sorted, so output is at least stable.
+    Assoc(BTreeMap<String, String>),
 }
 
 impl Value {
@@ -19,6 +22,7 @@ impl Value {
         match self {
             Self::Scalar(s) => Some(s),
             Self::Indexed(map) => map.get(&0).map(String::as_str),
+            Self::Assoc(map) => map.get("0").map(String::as_str),
         }
     }
 
@@ -27,6 +31,16 @@ impl Value {
         match self {
             Self::Scalar(s) => vec![s.clone()],
             Self::Indexed(map) => map.values().cloned().collect(),
+            Self::Assoc(map) => map.values().cloned().collect(),
+        }
+    }
+
+    /// What `${!name[@]}` means.
+    pub(crate) fn keys(&self) -> Vec<String> {
+        match self {
+            Self::Scalar(_) => vec!["0".to_string()],
+            Self::Indexed(map) => map.keys().map(ToString::to_string).collect(),
+            Self::Assoc(map) => map.keys().cloned().collect(),
         }
     }
 }
@@ -83,7 +97,68 @@ impl Vars {
             Value::Indexed(map) => {
                 map.insert(0, value);
             }
+            Value::Assoc(map) => {
+                map.insert("0".to_string(), value);
+            }
             Value::Scalar(s) => *s = value,
+        }
+        Ok(())
+    }
+
+    /// Whether `name` is an associative array (`declare -A`).
+    pub(crate) fn is_assoc(&self, name: &str) -> bool {
+        matches!(
+            self.table.get(name).map(|v| &v.value),
+            Some(Value::Assoc(_))
+        )
+    }
+
+    /// `name[key]=value` for an associative array.
+    pub(crate) fn set_key(
+        &mut self,
+        name: &str,
+        key: String,
+        value: String,
+    ) -> Result<(), ShellError> {
+        let var = self.entry(name, Value::Assoc(BTreeMap::new()));
+        if var.readonly {
+            return Err(ShellError::Readonly(name.to_string()));
+        }
+        if let Value::Assoc(map) = &mut var.value {
+            map.insert(key, value);
+        }
+        Ok(())
+    }
+
+    /// `${name[key]}` of an associative array.
+    pub(crate) fn get_key(&self, name: &str, key: &str) -> Option<&str> {
+        match self.table.get(name).map(|v| &v.value) {
+            Some(Value::Assoc(map)) => map.get(key).map(String::as_str),
+            _ => None,
+        }
+    }
+
+    /// `unset 'name[sub]'`: removes one element of an array.
+    pub(crate) fn unset_element(&mut self, name: &str, sub: &str) -> Result<(), ShellError> {
+        let Some(var) = self.table.get_mut(name) else {
+            return Ok(());
+        };
+        if var.readonly {
+            return Err(ShellError::Readonly(name.to_string()));
+        }
+        match &mut var.value {
+            Value::Assoc(map) => {
+                map.remove(sub);
+            }
+            Value::Indexed(map) => {
+                if let Ok(i) = sub.trim().parse::<usize>() {
+                    map.remove(&i);
+                }
+            }
+            Value::Scalar(_) if sub.trim() == "0" => {
+                self.table.remove(name);
+            }
+            Value::Scalar(_) => {}
         }
         Ok(())
     }
@@ -111,8 +186,14 @@ impl Vars {
         if let Value::Scalar(s) = &var.value {
             var.value = Value::Indexed(BTreeMap::from([(0, s.clone())]));
         }
-        if let Value::Indexed(map) = &mut var.value {
-            map.insert(index, value);
+        match &mut var.value {
+            Value::Indexed(map) => {
+                map.insert(index, value);
+            }
+            Value::Assoc(map) => {
+                map.insert(index.to_string(), value);
+            }
+            Value::Scalar(_) => {}
         }
         Ok(())
     }
@@ -181,7 +262,7 @@ impl Vars {
             .filter(|(_, v)| v.exported)
             .filter_map(|(k, v)| match &v.value {
                 Value::Scalar(s) => Some((k.clone(), s.clone())),
-                Value::Indexed(_) => None,
+                Value::Indexed(_) | Value::Assoc(_) => None,
             })
             .collect();
         env.sort();

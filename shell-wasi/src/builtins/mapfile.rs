@@ -1,0 +1,70 @@
+//! `mapfile` / `readarray [-t] [-n COUNT] [-s SKIP] [-d DELIM] [ARRAY]`:
+//! standard input, one element per line (default array `MAPFILE`).
+
+use std::collections::BTreeMap;
+
+use crate::errors::Unwind;
+use crate::interp::Shell;
+use crate::interp::vars::{Value, is_name};
+use crate::streams::Io;
+
+pub(crate) fn mapfile(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    let builtin = argv.first().map_or("mapfile", String::as_str).to_string();
+    let (mut trim, mut count, mut skip, mut delim) = (false, 0usize, 0usize, b'\n');
+    let mut name = "MAPFILE".to_string();
+    let mut args = argv.iter().skip(1);
+    while let Some(arg) = args.next() {
+        let mut number = |what: &str| -> Option<usize> {
+            let value = args.next()?;
+            value.parse().ok().or_else(|| {
+                shell.report(io, &format!("{builtin}: {value}: invalid {what}"));
+                None
+            })
+        };
+        match arg.as_str() {
+            "-t" => trim = true,
+            "-n" => match number("line count") {
+                Some(n) => count = n,
+                None => return Ok(1),
+            },
+            "-s" => match number("line count") {
+                Some(n) => skip = n,
+                None => return Ok(1),
+            },
+            "-d" => delim = args.next().and_then(|d| d.bytes().next()).unwrap_or(0),
+            a if a.starts_with('-') => {
+                shell.report(io, &format!("{builtin}: {a}: invalid option"));
+                io.err_line(&format!(
+                    "{builtin}: usage: {builtin} [-d delim] [-n count] [-O origin] [-s count] [-t] [-u fd] [-C callback] [-c quantum] [array]"
+                ));
+                return Ok(2);
+            }
+            a if is_name(a) => name = a.to_string(),
+            a => {
+                shell.report(io, &format!("{builtin}: `{a}': not a valid identifier"));
+                return Ok(1);
+            }
+        }
+    }
+    let input = io.stdin.borrow_mut().read_all();
+    let mut map = BTreeMap::new();
+    let pieces = input.split_inclusive(|&b| b == delim).skip(skip);
+    for (i, piece) in pieces.enumerate() {
+        if count > 0 && i >= count {
+            break;
+        }
+        let piece = if trim {
+            piece.strip_suffix(&[delim]).unwrap_or(piece)
+        } else {
+            piece
+        };
+        map.insert(i, String::from_utf8_lossy(piece).into_owned());
+    }
+    match shell.vars.set_value(&name, Value::Indexed(map)) {
+        Ok(()) => Ok(0),
+        Err(err) => {
+            shell.report(io, &err.to_string());
+            Ok(1)
+        }
+    }
+}
