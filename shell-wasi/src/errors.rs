@@ -25,6 +25,8 @@ pub(crate) enum ShellError {
     ExpansionTooLarge,
     /// Assigning to a readonly variable.
     Readonly(String),
+    /// `shopt -s failglob` and a pattern that matched nothing.
+    NoMatch(String),
 }
 
 impl fmt::Display for ShellError {
@@ -37,6 +39,7 @@ impl fmt::Display for ShellError {
             Self::NestingLimit => write!(f, "maximum nesting level exceeded"),
             Self::ExpansionTooLarge => write!(f, "expansion too large"),
             Self::Readonly(name) => write!(f, "{name}: readonly variable"),
+            Self::NoMatch(pattern) => write!(f, "no match: {pattern}"),
         }
     }
 }
@@ -50,9 +53,10 @@ impl ShellError {
             Self::ParameterUnset { .. } => Unwind::Exit(127),
             Self::UnboundVariable(_) => Unwind::Exit(127),
             Self::NestingLimit | Self::ExpansionTooLarge => Unwind::Exit(1),
-            Self::BadSubstitution(_) | Self::Arithmetic { .. } | Self::Readonly(_) => {
-                Unwind::Abort(1)
-            }
+            Self::BadSubstitution(_)
+            | Self::Arithmetic { .. }
+            | Self::Readonly(_)
+            | Self::NoMatch(_) => Unwind::Abort(1),
         }
     }
 }

@@ -11,6 +11,7 @@ mod getopts;
 mod introspect;
 mod mapfile;
 mod read;
+mod shopt;
 mod vars;
 
 use crate::errors::Unwind;
@@ -50,6 +51,7 @@ const BUILTINS: &[(&str, BuiltinFn)] = &[
     ("return", flow::return_),
     ("set", vars::set),
     ("shift", vars::shift),
+    ("shopt", shopt::shopt),
     ("source", flow::source),
     ("test", test),
     ("trap", flow::trap),

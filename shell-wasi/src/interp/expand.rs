@@ -66,7 +66,7 @@ impl Shell {
             for text in brace_expand(&w.value)? {
                 let parts = self.word_parts(&text, io)?;
                 for field in split_fields(parts, &self.ifs()) {
-                    self.glob_field(field, &mut out);
+                    self.glob_field(field, &mut out)?;
                 }
             }
         }
@@ -273,14 +273,14 @@ impl Shell {
 
     /// Pathname expansion of one field; a pattern matching nothing stays
     /// as written (bash without `nullglob`).
-    fn glob_field(&self, field: Field, out: &mut Vec<String>) {
+    fn glob_field(&self, field: Field, out: &mut Vec<String>) -> Result<(), ShellError> {
         let literal: String = field.iter().map(|(t, _)| t.as_str()).collect();
         let has_glob = field
             .iter()
             .any(|(t, quoted)| !quoted && t.contains(['*', '?', '[']));
         if !has_glob {
             out.push(literal);
-            return;
+            return Ok(());
         }
         let mut pattern = String::new();
         for (text, quoted) in &field {
@@ -290,12 +290,15 @@ impl Shell {
                 pattern.push_str(text);
             }
         }
-        let matches = super::glob::expand_path(&self.cwd, &pattern);
-        if matches.is_empty() {
-            out.push(literal);
-        } else {
+        let matches = super::glob::expand_path(&self.cwd, &pattern, self.opts.dotglob);
+        if !matches.is_empty() {
             out.extend(matches);
+        } else if self.opts.failglob {
+            return Err(ShellError::NoMatch(literal));
+        } else if !self.opts.nullglob {
+            out.push(literal);
         }
+        Ok(())
     }
 }
 

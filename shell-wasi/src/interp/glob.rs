@@ -163,7 +163,7 @@ fn unescape(component: &str) -> String {
 
 /// Pathname expansion: every existing path matching `pattern`, sorted,
 /// written as the pattern was (relative stays relative).
-pub(crate) fn expand_path(cwd: &str, pattern: &str) -> Vec<String> {
+pub(crate) fn expand_path(cwd: &str, pattern: &str, dotglob: bool) -> Vec<String> {
     let absolute = pattern.starts_with('/');
     let mut candidates = vec![if absolute {
         "/".to_string()
@@ -176,7 +176,7 @@ pub(crate) fn expand_path(cwd: &str, pattern: &str) -> Vec<String> {
         let mut next = Vec::new();
         for base in &candidates {
             if has_magic(component) {
-                next.extend(matching_entries(cwd, base, component));
+                next.extend(matching_entries(cwd, base, component, dotglob));
             } else {
                 let path = format!("{base}{}", unescape(component));
                 let exists = last
@@ -208,7 +208,7 @@ pub(crate) fn expand_path(cwd: &str, pattern: &str) -> Vec<String> {
 
 /// Entries of folder `base` whose name matches `component`; dot files
 /// only when the pattern itself starts with a dot.
-fn matching_entries(cwd: &str, base: &str, component: &str) -> Vec<String> {
+fn matching_entries(cwd: &str, base: &str, component: &str, dotglob: bool) -> Vec<String> {
     let dir = super::resolve_in(cwd, if base.is_empty() { "." } else { base });
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -216,7 +216,10 @@ fn matching_entries(cwd: &str, base: &str, component: &str) -> Vec<String> {
     let mut out: Vec<String> = entries
         .filter_map(Result::ok)
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|name| !name.starts_with('.') || component.starts_with('.'))
+        .filter(|name| {
+            let dot_ok = component.starts_with('.') || (dotglob && name != "." && name != "..");
+            !name.starts_with('.') || dot_ok
+        })
         .filter(|name| pattern_matches(component, name))
         .map(|name| format!("{base}{name}"))
         .collect();
@@ -255,7 +258,7 @@ mod tests {
             std::fs::write(dir.path().join(name), b"").expect("write");
         }
         let cwd = dir.path().to_string_lossy().into_owned();
-        assert_eq!(expand_path(&cwd, "*.txt"), vec!["a.txt", "b.txt"]);
-        assert!(expand_path(&cwd, "*.none").is_empty());
+        assert_eq!(expand_path(&cwd, "*.txt", false), vec!["a.txt", "b.txt"]);
+        assert!(expand_path(&cwd, "*.none", false).is_empty());
     }
 }

@@ -54,6 +54,12 @@ pub(crate) struct Options {
     pub(crate) nounset: bool,
     pub(crate) pipefail: bool,
     pub(crate) xtrace: bool,
+    /// `shopt -s nullglob`: a pattern matching nothing expands to nothing.
+    pub(crate) nullglob: bool,
+    /// `shopt -s failglob`: a pattern matching nothing is an error.
+    pub(crate) failglob: bool,
+    /// `shopt -s dotglob`: `*` matches names starting with a dot.
+    pub(crate) dotglob: bool,
 }
 
 /// The state of one (sub)shell.
