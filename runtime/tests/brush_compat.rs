@@ -12,8 +12,8 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use ephemeral_runtime::Limits;
@@ -141,11 +141,13 @@ fn shell_passes_brush_compat_cases() {
     let results: Mutex<Vec<Option<(String, Got)>>> = Mutex::new(vec![None; cases.len()]);
     std::thread::scope(|s| {
         for _ in 0..workers {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(case) = cases.get(i) else { break };
-                let diff = replay(case);
-                results.lock().unwrap()[i] = diff;
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(case) = cases.get(i) else { break };
+                    let diff = replay(case);
+                    results.lock().unwrap()[i] = diff;
+                }
             });
         }
     });

@@ -16,17 +16,28 @@ fn run(cmd: &str) -> (String, String, i32, Duration) {
     let started = Instant::now();
     let out = sb.exec_captured(cmd).expect("exec");
     let took = started.elapsed();
-    assert_ne!(out.outcome.exit_code, EXIT_TRAP, "the shell crashed on {cmd}");
+    assert_ne!(
+        out.outcome.exit_code, EXIT_TRAP,
+        "the shell crashed on {cmd}"
+    );
     let stderr = common::text(&out.stderr);
     assert!(!stderr.contains("panicked"), "{cmd}: {stderr}");
-    (common::text(&out.stdout), stderr, out.outcome.exit_code, took)
+    (
+        common::text(&out.stdout),
+        stderr,
+        out.outcome.exit_code,
+        took,
+    )
 }
 
 #[test]
 fn runaway_recursion_is_stopped_with_a_message() {
     let (_, err, code, took) = run("f() { f; }; f; echo after");
     assert_ne!(code, 0);
-    assert!(err.contains("nesting") || err.contains("recursion"), "{err}");
+    assert!(
+        err.contains("nesting") || err.contains("recursion"),
+        "{err}"
+    );
     assert!(took < Duration::from_secs(5), "{took:?}");
 }
 
@@ -41,7 +52,10 @@ fn command_substitution_of_an_endless_stream_ends() {
     // bash would eat memory until killed; the shell stops the
     // substitution at its pipe cap and says so.
     let (_, err, code, took) = run("x=$(yes); echo ${#x}");
-    assert_eq!((err.as_str(), code), ("bash: line 1: expansion too large\n", 1));
+    assert_eq!(
+        (err.as_str(), code),
+        ("bash: line 1: expansion too large\n", 1)
+    );
     assert!(took < Duration::from_secs(10), "{took:?}");
 }
 
@@ -55,7 +69,9 @@ fn endless_pipeline_reader_stops_the_writer() {
 #[test]
 fn pathological_glob_finishes() {
     let setup = "mkdir -p a/a/a/a/a/a/a/a && for d in a a/a a/a/a a/a/a/a; do touch $d/f1 $d/f2 $d/f3; done";
-    let (out, _, code, took) = run(&format!("{setup}; echo */*/*/*/*/*/*/* | wc -w; echo ********a | wc -w"));
+    let (out, _, code, took) = run(&format!(
+        "{setup}; echo */*/*/*/*/*/*/* | wc -w; echo ********a | wc -w"
+    ));
     assert_eq!(code, 0);
     assert_eq!(out, "1\n1\n");
     assert!(took < Duration::from_secs(5), "{took:?}");

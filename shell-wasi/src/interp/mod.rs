@@ -97,6 +97,8 @@ pub struct Shell {
     pub(crate) sourcing: u32,
     /// `trap '...' EXIT`: run when this shell ends.
     pub(crate) exit_trap: Option<String>,
+    /// When the shell started, for `$SECONDS`.
+    pub(crate) started: std::time::Instant,
     /// `getopts`' place inside a group of options (`-abc`): the `OPTIND`
     /// it was at and the next character's index.
     pub(crate) getopts_pos: (usize, usize),
@@ -154,6 +156,7 @@ impl Shell {
             sourcing: 0,
             exit_trap: None,
             getopts_pos: (1, 1),
+            started: std::time::Instant::now(),
         }
     }
 

@@ -349,6 +349,11 @@ impl Shell {
                     .map_or(ParamValue::Unset, |s| ParamValue::Scalar(s.clone()))
             }
             Parameter::Special(special) => self.special_value(special),
+            Parameter::Named(name)
+                if self.vars.get(name).is_none() && self.dynamic(name).is_some() =>
+            {
+                ParamValue::Scalar(self.dynamic(name).unwrap_or_default())
+            }
             Parameter::Named(name) => match self.vars.get(name).map(|v| &v.value) {
                 Some(value) => value
                     .as_scalar()
@@ -399,6 +404,24 @@ impl Shell {
             _ => None,
         };
         Ok(value.map_or(ParamValue::Unset, ParamValue::Scalar))
+    }
+
+    /// Variables bash computes on each use, unless the script set them.
+    fn dynamic(&self, name: &str) -> Option<String> {
+        let now = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        Some(match name {
+            "LINENO" => (self.location.base + self.location.line).to_string(),
+            "RANDOM" => (random_u64() % 32768).to_string(),
+            "SRANDOM" => (random_u64() as u32).to_string(),
+            "SECONDS" => self.started.elapsed().as_secs().to_string(),
+            "EPOCHSECONDS" => now().map(|d| d.as_secs()).unwrap_or(0).to_string(),
+            "EPOCHREALTIME" => {
+                let d = now().unwrap_or_default();
+                format!("{}.{:06}", d.as_secs(), d.subsec_micros())
+            }
+            "BASHPID" => super::SHELL_PID.to_string(),
+            _ => return None,
+        })
     }
 
     fn special_value(&self, special: &SpecialParameter) -> ParamValue {
@@ -642,6 +665,15 @@ fn transform(
         T::ExpandEscapeSequences => value.map(crate::utils::escapes::decode_ansi_c),
         _ => return None,
     })
+}
+
+/// A random number from the host's entropy (std's hasher keys come from
+/// `wasi:random`), so `$RANDOM` differs in every run.
+fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish()
 }
 
 #[cfg(test)]

@@ -92,6 +92,10 @@ impl Shell {
         for (name, var) in saved.into_iter().rev() {
             self.vars.restore(&name, var);
         }
+        // `$_`: the last argument of the previous simple command.
+        if let Some(last) = argv.last() {
+            let _ = self.vars.set("_", last.clone());
+        }
         flush_redirected(&cmd_io, io);
         result
     }
@@ -307,11 +311,24 @@ impl Shell {
             // bash names -c functions' errors "environment: line N".
             self.location.name = "environment".to_string();
         }
+        // `FUNCNAME`: the calling functions, innermost first.
+        let name = argv.first().cloned().unwrap_or_default();
+        let saved_funcname = self.vars.get("FUNCNAME").cloned();
+        let mut stack = saved_funcname
+            .as_ref()
+            .map(|v| v.value.elements())
+            .unwrap_or_default();
+        stack.insert(0, name);
+        let _ = self.vars.set_value(
+            "FUNCNAME",
+            super::vars::Value::Indexed(stack.into_iter().enumerate().collect()),
+        );
         self.vars.push_scope();
         self.functions += 1;
         let result = self.run_function_body(&def.body, io);
         self.functions -= 1;
         self.vars.pop_scope();
+        self.vars.restore("FUNCNAME", saved_funcname);
         self.location = saved_location;
         self.positional = saved_args;
         self.depth -= 1;

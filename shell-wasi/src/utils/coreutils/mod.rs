@@ -14,6 +14,7 @@ mod diff;
 mod digest;
 mod file;
 mod find;
+mod gzip;
 mod head_tail;
 mod lines;
 mod paths;
@@ -21,6 +22,7 @@ mod seq;
 mod sort;
 mod stat;
 mod sys;
+mod tar;
 mod text;
 mod timing;
 mod tr;
@@ -51,6 +53,8 @@ pub(crate) const TABLE: Table = &[
     ("file", file::file),
     ("find", find::find),
     ("fold", text::fold),
+    ("gunzip", gzip::gunzip),
+    ("gzip", gzip::gzip),
     ("head", head_tail::head),
     ("hostname", sys::hostname),
     ("ln", copy::ln),
@@ -72,6 +76,7 @@ pub(crate) const TABLE: Table = &[
     ("stat", stat::stat),
     ("tac", lines::tac),
     ("tail", head_tail::tail),
+    ("tar", tar::tar),
     ("tee", seq::tee),
     ("timeout", timing::timeout),
     ("tr", tr::tr),
@@ -80,6 +85,7 @@ pub(crate) const TABLE: Table = &[
     ("wc", wc::wc),
     ("xargs", xargs::xargs),
     ("yes", seq::yes),
+    ("zcat", gzip::zcat),
 ];
 
 /// Widest padding a format directive may ask for (`%99999999d` would
