@@ -11,39 +11,9 @@
 //! The `NETWORK_AND_SANDBOX` cases are written from the tools' documented
 //! behaviour (no network may be used to record them).
 
-use std::cell::RefCell;
-use std::io::Write;
-use std::rc::Rc;
+mod parity;
 
-use ephemeral_shell::{FakeHost, Invocation};
-
-struct Case {
-    script: &'static str,
-    stdout: &'static str,
-    stderr: &'static str,
-    status: i32,
-}
-
-/// A `Write` whose bytes the test can read after the run.
-#[derive(Clone, Default)]
-struct Capture(Rc<RefCell<Vec<u8>>>);
-
-impl Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Capture {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.borrow()).into_owned()
-    }
-}
+use parity::Case;
 
 /// Replaces `Mon dd HH:MM` (a recent `ls -l` time) by a placeholder.
 fn normalize_recent_times(text: &str) -> String {
@@ -79,37 +49,9 @@ fn normalize_recent_times(text: &str) -> String {
 
 fn run_case(case: &Case) -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let path = dir.path().to_string_lossy().into_owned();
-    let env = vec![
-        ("HOME".to_string(), path.clone()),
-        ("PATH".to_string(), "/usr/bin:/bin".to_string()),
-        ("USER".to_string(), "worker".to_string()),
-        ("LANG".to_string(), "C.UTF-8".to_string()),
-        ("PWD".to_string(), path.clone()),
-    ];
-    let invocation = Invocation {
-        script: case.script.to_string(),
-        arg0: "bash".to_string(),
-        args: Vec::new(),
-        env,
-        stdin: Some(Vec::new()),
-    };
-    let (out, err) = (Capture::default(), Capture::default());
-    let status = ephemeral_shell::run(
-        invocation,
-        Rc::new(FakeHost::new()),
-        Box::new(out.clone()),
-        Box::new(err.clone()),
-    );
-    let stdout = normalize_recent_times(&out.text().replace(&path, "$DIR"));
-    let stderr = err.text().replace(&path, "$DIR");
-    if stdout == case.stdout && stderr == case.stderr && status == case.status {
-        return Ok(());
-    }
-    Err(format!(
-        "script: {:?}\n  stdout: {:?}\n  wanted: {:?}\n  stderr: {:?}\n  wanted: {:?}\n  status: {status}, wanted {}",
-        case.script, stdout, case.stdout, stderr, case.stderr, case.status
-    ))
+    let mut ran = parity::run_script(dir.path(), case.script);
+    ran.stdout = normalize_recent_times(&ran.stdout);
+    parity::compare(case, &ran)
 }
 
 fn check(cases: &[Case]) {

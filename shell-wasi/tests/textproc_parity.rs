@@ -8,76 +8,15 @@
 //! order of a directory listing pipe through `sort`, since GNU grep -r
 //! follows readdir order and ours walks names in sorted order.
 
-use std::cell::RefCell;
-use std::io::Write;
-use std::rc::Rc;
+mod parity;
 
-use ephemeral_shell::{FakeHost, Invocation};
+use parity::Case;
 
 /// Files every case starts with.
 const SETUP: &str = "mkdir -p src/sub\nprintf 'name,age,score\\nalice,30,85\\nbob,25,92\\ncarol,35,78\\ndave,25,88\\n' > data.csv\nprintf 'USER PID %%CPU CMD\\nroot 1 0.0 /sbin/init\\nworker 42 1.5 python3 app.py\\nworker 43 12.0 node server.js\\nroot 77 0.1 sshd\\nworker 99 0.0 grep node\\n' > ps.txt\nprintf '2024-01-01 INFO start\\n2024-01-01 ERROR disk full\\n2024-01-02 WARN slow\\n2024-01-02 ERROR timeout\\n2024-01-03 INFO done\\n' > log.txt\nprintf 'def f():\\n    # TODO: fix\\n    return 1\\n' > src/a.py\nprintf 'fn main() {\\n    // TODO later\\n    // FIXME now\\n}\\n' > src/b.rs\nprintf 'nothing here\\ntodo lower\\n' > src/sub/c.txt\nprintf 'foo\\nbar\\nfoo bar\\nbaz\\nfoo\\n' > words.txt\nprintf '{\"items\":[{\"name\":\"a\",\"n\":1,\"tags\":[\"x\"]},{\"name\":\"b\",\"n\":2,\"tags\":[]}],\"meta\":{\"count\":2,\"ok\":true,\"pi\":3.14}}\\n' > items.json\n";
 
-struct Case {
-    script: &'static str,
-    stdout: &'static str,
-    stderr: &'static str,
-    status: i32,
-}
-
-/// A `Write` whose bytes the test can read after the run.
-#[derive(Clone, Default)]
-struct Capture(Rc<RefCell<Vec<u8>>>);
-
-impl Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Capture {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.borrow()).into_owned()
-    }
-}
-
 fn run_case(case: &Case) -> Result<(), String> {
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let path = dir.path().to_string_lossy().into_owned();
-    let env = vec![
-        ("HOME".to_string(), path.clone()),
-        ("PATH".to_string(), "/usr/bin:/bin".to_string()),
-        ("USER".to_string(), "worker".to_string()),
-        ("LANG".to_string(), "C.UTF-8".to_string()),
-        ("PWD".to_string(), path.clone()),
-    ];
-    let invocation = Invocation {
-        script: format!("{SETUP}{}", case.script),
-        arg0: "bash".to_string(),
-        args: Vec::new(),
-        env,
-        stdin: Some(Vec::new()),
-    };
-    let (out, err) = (Capture::default(), Capture::default());
-    let status = ephemeral_shell::run(
-        invocation,
-        Rc::new(FakeHost::new()),
-        Box::new(out.clone()),
-        Box::new(err.clone()),
-    );
-    let stdout = out.text().replace(&path, "$DIR");
-    let stderr = err.text().replace(&path, "$DIR");
-    if stdout == case.stdout && stderr == case.stderr && status == case.status {
-        return Ok(());
-    }
-    Err(format!(
-        "script: {:?}\n  stdout: {:?}\n  wanted: {:?}\n  stderr: {:?}\n  wanted: {:?}\n  status: {status}, wanted {}",
-        case.script, stdout, case.stdout, stderr, case.stderr, case.status
-    ))
+    parity::run_case_after(case, SETUP)
 }
 
 fn check(cases: &[Case], tool: &str) {
