@@ -209,7 +209,7 @@ struct ProgramSlot {
 }
 
 /// Other names a program answers to, as on Debian (`python` is `python3`).
-const ALIASES: &[(&str, &str)] = &[("python", "python3")];
+const ALIASES: &[(&str, &str)] = &[("python", "python3"), ("nodejs", "node"), ("js", "node")];
 
 /// Every `NAME.wasm` in `dir` is a program `NAME`; aliases share its slot.
 fn find_programs(dir: PathBuf) -> BTreeMap<String, Arc<ProgramSlot>> {

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use boa_engine::builtins::promise::{OperationType, PromiseState};
 use boa_engine::context::HostHooks;
-use boa_engine::object::builtins::{AlignedVec, JsArray, JsArrayBuffer, JsPromise, JsUint8Array};
 use boa_engine::object::ObjectInitializer;
+use boa_engine::object::builtins::{AlignedVec, JsArray, JsArrayBuffer, JsPromise, JsUint8Array};
 use boa_engine::property::Attribute;
 use boa_engine::{
     Context, JsError, JsObject, JsResult, JsString, JsValue, NativeFunction, Source, js_string,
@@ -131,7 +131,6 @@ fn io_error(e: std::io::Error) -> JsError {
         K::ReadOnlyFilesystem => "EROFS",
         K::CrossesDevices => "EXDEV",
         K::Unsupported => "ENOSYS",
-        K::FilesystemLoop => "ELOOP",
         K::InvalidFilename => "ENAMETOOLONG",
         _ => match e.raw_os_error() {
             Some(n) => return JsError::from_opaque(JsValue::from(js_string!(format!("EIO:{n}")))),
@@ -257,7 +256,22 @@ fn natives() -> Vec<(&'static str, usize, Native)> {
             #[cfg(unix)]
             std::os::unix::fs::symlink(target, link).map_err(io_error)?;
             #[cfg(target_os = "wasi")]
-            std::os::wasi::fs::symlink_path(target, link).map_err(io_error)?;
+            {
+                unsafe extern "C" {
+                    fn symlink(
+                        target: *const std::ffi::c_char,
+                        link: *const std::ffi::c_char,
+                    ) -> i32;
+                }
+                let t = std::ffi::CString::new(target)
+                    .map_err(|_| JsError::from_opaque(js_string!("EINVAL").into()))?;
+                let l = std::ffi::CString::new(link)
+                    .map_err(|_| JsError::from_opaque(js_string!("EINVAL").into()))?;
+                // SAFETY: both are valid NUL-terminated strings that outlive the call.
+                if unsafe { symlink(t.as_ptr(), l.as_ptr()) } != 0 {
+                    return Err(io_error(std::io::Error::last_os_error()));
+                }
+            }
             Ok(JsValue::undefined())
         }),
         ("readlink", 1, |_, a, ctx| {
@@ -282,7 +296,9 @@ fn natives() -> Vec<(&'static str, usize, Native)> {
             Ok(JsValue::undefined())
         }),
         ("hrtime", 0, |_, _, _| {
-            Ok(JsValue::from(START.with(|s| s.elapsed().as_secs_f64() * 1000.0)))
+            Ok(JsValue::from(
+                START.with(|s| s.elapsed().as_secs_f64() * 1000.0),
+            ))
         }),
         ("exit", 1, |_, a, ctx| exit(arg(a, 0).to_i32(ctx)?)),
         ("utf8Decode", 1, |_, a, ctx| {
@@ -301,7 +317,8 @@ fn natives() -> Vec<(&'static str, usize, Native)> {
             // Evaluates `code` as a classic script named `filename`.
             let code = string_arg(a, 0, ctx)?;
             let filename = string_arg(a, 1, ctx)?;
-            let source = Source::from_bytes(code.as_bytes()).with_path(std::path::Path::new(&filename));
+            let source =
+                Source::from_bytes(code.as_bytes()).with_path(std::path::Path::new(&filename));
             ctx.eval(source)
         }),
         ("promiseState", 1, |_, a, _| {
@@ -330,11 +347,9 @@ fn natives() -> Vec<(&'static str, usize, Native)> {
             })
         }),
         ("isPromise", 1, |_, a, _| {
-            Ok(JsValue::from(
-                arg(a, 0)
-                    .as_object()
-                    .is_some_and(|o| JsPromise::from_object(o.clone()).is_ok()),
-            ))
+            Ok(JsValue::from(arg(a, 0).as_object().is_some_and(|o| {
+                JsPromise::from_object(o.clone()).is_ok()
+            })))
         }),
         ("takeUnhandled", 0, |_, _, ctx| {
             // [promise, reason, promise, reason, …] still rejected without a handler.
@@ -396,7 +411,20 @@ fn call(rt: &JsObject, name: &str, args: &[JsValue], ctx: &mut Context) -> JsVal
 }
 
 fn fatal(rt: &JsObject, err: JsError, ctx: &mut Context) {
-    let value = err.to_opaque(ctx);
+    let value = match err.clone().into_opaque(ctx) {
+        Ok(v) => v,
+        Err(e) => {
+            // Boa's runtime limits cannot be caught by scripts; report them
+            // the way Node reports a stack overflow.
+            let text = e.to_string();
+            if text.contains("recursi") || text.contains("stack") {
+                eprintln!("RangeError: Maximum call stack size exceeded");
+            } else {
+                eprintln!("{text}");
+            }
+            exit(1)
+        }
+    };
     let handler = rt.get(js_string!("fatal"), ctx).ok();
     let handled = handler
         .as_ref()
@@ -417,6 +445,8 @@ fn fatal(rt: &JsObject, err: JsError, ctx: &mut Context) {
 
 fn drain(rt: &JsObject, ctx: &mut Context) {
     loop {
+        // process.nextTick callbacks run before promise jobs, as in Node.
+        call(rt, "runTicks", &[], ctx);
         if let Err(err) = ctx.run_jobs() {
             fatal(rt, err, ctx);
         }
@@ -437,21 +467,26 @@ fn main() {
         .expect("context");
     let ctx = &mut ctx;
     // Deep recursion is a RangeError, not a crash of the component.
-    ctx.runtime_limits_mut().set_recursion_limit(4000);
-    ctx.runtime_limits_mut().set_stack_size_limit(64 * 1024);
+    ctx.runtime_limits_mut().set_recursion_limit(10_000);
+    ctx.runtime_limits_mut().set_stack_size_limit(256 * 1024);
 
     let mut native = ObjectInitializer::new(ctx);
     for (name, len, f) in natives() {
         native.function(NativeFunction::from_fn_ptr(f), JsString::from(name), len);
     }
-    native.property(js_string!("platform"), js_string!(std::env::consts::OS), Attribute::all());
+    native.property(
+        js_string!("platform"),
+        js_string!(std::env::consts::OS),
+        Attribute::all(),
+    );
     let native = native.build();
 
     let argv = js_strings(std::env::args(), ctx);
     let env: Vec<String> = std::env::vars().flat_map(|(k, v)| [k, v]).collect();
     let env = js_strings(env, ctx);
 
-    let source = Source::from_bytes(RUNTIME_JS).with_path(std::path::Path::new("node:internal/runtime"));
+    let source =
+        Source::from_bytes(RUNTIME_JS).with_path(std::path::Path::new("node:internal/runtime"));
     let factory = match ctx.eval(source) {
         Ok(f) => f,
         Err(e) => {
