@@ -19,6 +19,7 @@ mod expand;
 mod glob;
 mod param;
 mod pipeline;
+mod procsub;
 mod redirect;
 pub(crate) mod script;
 mod simple;
@@ -97,6 +98,8 @@ pub struct Shell {
     pub(crate) sourcing: u32,
     /// `trap '...' EXIT`: run when this shell ends.
     pub(crate) exit_trap: Option<String>,
+    /// Process substitutions so far, for their files' names.
+    pub(crate) psub_count: u64,
     /// When the shell started, for `$SECONDS`.
     pub(crate) started: std::time::Instant,
     /// `getopts`' place inside a group of options (`-abc`): the `OPTIND`
@@ -157,6 +160,7 @@ impl Shell {
             exit_trap: None,
             getopts_pos: (1, 1),
             started: std::time::Instant::now(),
+            psub_count: 0,
         }
     }
 

@@ -57,9 +57,19 @@ impl Shell {
                     ast::IoFileRedirectTarget::Fd(n) => {
                         return Ok(self.duplicate(*fd, kind, &n.to_string(), io));
                     }
+                    // `< <(cmd)`: the output is the input, no file needed.
+                    ast::IoFileRedirectTarget::ProcessSubstitution(
+                        ast::ProcessSubstitutionKind::Read,
+                        sub,
+                    ) if matches!(kind, K::Read) && fd.unwrap_or(0) == 0 => {
+                        let data = self.collect_output(sub, io)?;
+                        io.stdin = crate::streams::Source::bytes(data);
+                        return Ok(Ok(()));
+                    }
                     ast::IoFileRedirectTarget::ProcessSubstitution(..) => {
                         return Ok(Err(
-                            "process substitution: not supported in this sandbox".into()
+                            "process substitution: only `< <(command)` is supported as a redirection"
+                                .into(),
                         ));
                     }
                 };

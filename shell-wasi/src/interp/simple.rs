@@ -21,6 +21,28 @@ struct Parts<'a> {
     assignments: Vec<&'a ast::Assignment>,
     words: Vec<ast::Word>,
     redirects: Vec<&'a ast::IoRedirect>,
+    /// `<(cmd)` / `>(cmd)` arguments: where in `words` their file name goes.
+    substitutions: Vec<(
+        usize,
+        &'a ast::ProcessSubstitutionKind,
+        &'a ast::SubshellCommand,
+    )>,
+}
+
+impl<'a> Parts<'a> {
+    /// A process substitution's place among the words, filled in when the
+    /// command runs.
+    fn substitution(
+        &mut self,
+        kind: &'a ast::ProcessSubstitutionKind,
+        sub: &'a ast::SubshellCommand,
+    ) {
+        self.substitutions.push((self.words.len(), kind, sub));
+        self.words.push(ast::Word {
+            value: String::new(),
+            loc: None,
+        });
+    }
 }
 
 fn split_items(cmd: &ast::SimpleCommand) -> Parts<'_> {
@@ -30,7 +52,9 @@ fn split_items(cmd: &ast::SimpleCommand) -> Parts<'_> {
             ast::CommandPrefixOrSuffixItem::AssignmentWord(a, _) => parts.assignments.push(a),
             ast::CommandPrefixOrSuffixItem::IoRedirect(r) => parts.redirects.push(r),
             ast::CommandPrefixOrSuffixItem::Word(w) => parts.words.push(w.clone()),
-            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {}
+            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
+                parts.substitution(kind, sub);
+            }
         }
     }
     if let Some(w) = &cmd.word_or_name {
@@ -44,7 +68,9 @@ fn split_items(cmd: &ast::SimpleCommand) -> Parts<'_> {
                 parts.words.push(w.clone());
             }
             ast::CommandPrefixOrSuffixItem::IoRedirect(r) => parts.redirects.push(r),
-            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {}
+            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
+                parts.substitution(kind, sub);
+            }
         }
     }
     parts
@@ -70,7 +96,20 @@ impl Shell {
             self.location.line = line;
         }
         self.subst_status = None;
-        let parts = split_items(cmd);
+        let mut parts = split_items(cmd);
+        let (mut pending, mut files) = (Vec::new(), Vec::new());
+        for (at, kind, sub) in std::mem::take(&mut parts.substitutions) {
+            let path = self.process_substitution(kind, sub, io, &mut pending, &mut files)?;
+            if let Some(word) = parts.words.get_mut(at) {
+                word.value = crate::utils::quoting::single_quote(&path);
+            }
+        }
+        let result = self.run_simple_parts(&parts, io);
+        self.finish_process_substitutions(pending, files, io)?;
+        result
+    }
+
+    fn run_simple_parts(&mut self, parts: &Parts<'_>, io: &Io) -> Result<i32, Unwind> {
         let argv = match self.expand_words(&parts.words, io) {
             Ok(argv) => argv,
             Err(err) => return Err(self.fail(io, &err)),
