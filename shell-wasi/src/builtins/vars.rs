@@ -22,6 +22,9 @@ fn invalid_identifier(shell: &Shell, io: &Io, builtin: &str, arg: &str) {
 /// `declare -x NAME="value"` lines, as `export -p` and `declare -p` print.
 fn declaration(name: &str, var: &Var) -> String {
     let mut flags = String::new();
+    if var.nameref {
+        flags.push('n');
+    }
     match var.value {
         Value::Indexed(_) => flags.push('a'),
         Value::Assoc(_) => flags.push('A'),
@@ -104,11 +107,16 @@ pub(crate) fn export(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32,
 
 pub(crate) fn unset(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
     let mut functions = false;
+    let mut raw = false;
     let mut status = 0;
     for arg in argv.iter().skip(1) {
         match arg.as_str() {
             "-f" => functions = true,
-            "-v" | "-n" => functions = false,
+            "-v" => functions = false,
+            "-n" => {
+                functions = false;
+                raw = true;
+            }
             a if a.starts_with('-') => {
                 shell.report(io, &format!("unset: {a}: invalid option"));
                 io.err_line("unset: usage: unset [-f] [-v] [-n] [name ...]");
@@ -125,6 +133,10 @@ pub(crate) fn unset(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, 
                     .and_then(|r| r.strip_suffix(']'));
                 let result = match element {
                     Some(sub) => shell.vars.unset_element(base, sub),
+                    None if raw => {
+                        shell.vars.unset_raw(name);
+                        Ok(())
+                    }
                     None => shell.vars.unset(name),
                 };
                 if !is_name(base) {
@@ -190,7 +202,7 @@ pub(crate) fn declare(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32
         let mut out = String::new();
         let mut status = 0;
         for name in wanted {
-            match shell.vars.get(&name) {
+            match shell.vars.get_raw(&name) {
                 Some(var) => out.push_str(&declaration(&name, var)),
                 None => {
                     shell.report(io, &format!("declare: {name}: not found"));
@@ -259,6 +271,7 @@ fn declare_names(
             shell.vars.make_local(name);
         }
         let result = match value {
+            _ if flags.contains('n') => shell.vars.set_nameref(name, value.unwrap_or("")),
             _ if flags.contains('A') => declare_assoc(shell, name, value),
             Some(v) if flags.contains('a') => {
                 let items = v.trim_start_matches('(').trim_end_matches(')');

@@ -50,7 +50,14 @@ pub(crate) struct Var {
     pub(crate) value: Value,
     pub(crate) exported: bool,
     pub(crate) readonly: bool,
+    /// `declare -n`: the value is the name of the variable this one
+    /// stands for.
+    pub(crate) nameref: bool,
 }
+
+/// How many namerefs a name may go through before it is taken as is
+/// (bash warns about circular references; we stop quietly).
+const MAX_NAMEREF_HOPS: usize = 10;
 
 /// All variables of one shell. Function scopes record what `local`
 /// shadowed so that returning restores it.
@@ -71,24 +78,63 @@ impl Vars {
                 value: Value::Scalar(value.clone()),
                 exported: true,
                 readonly: false,
+                nameref: false,
             };
             vars.table.insert(name.clone(), var);
         }
         vars
     }
 
+    /// The variable `name` stands for: itself, or what its namerefs name.
+    pub(crate) fn resolve(&self, name: &str) -> String {
+        let mut current = name.to_string();
+        for _ in 0..MAX_NAMEREF_HOPS {
+            match self.table.get(&current) {
+                Some(Var {
+                    nameref: true,
+                    value: Value::Scalar(target),
+                    ..
+                }) if !target.is_empty() && target != &current => current = target.clone(),
+                _ => break,
+            }
+        }
+        current
+    }
+
     pub(crate) fn get(&self, name: &str) -> Option<&Var> {
+        self.table.get(&self.resolve(name))
+    }
+
+    /// The variable `name` itself, not what a nameref names.
+    pub(crate) fn get_raw(&self, name: &str) -> Option<&Var> {
         self.table.get(name)
     }
 
     /// The scalar value of `$name`, if set.
     pub(crate) fn scalar(&self, name: &str) -> Option<&str> {
-        self.table.get(name).and_then(|v| v.value.as_scalar())
+        self.get(name).and_then(|v| v.value.as_scalar())
+    }
+
+    /// `declare -n name=target`.
+    pub(crate) fn set_nameref(&mut self, name: &str, target: &str) -> Result<(), ShellError> {
+        let var = self.entry(name, Value::Scalar(String::new()));
+        if var.readonly {
+            return Err(ShellError::Readonly(name.to_string()));
+        }
+        var.value = Value::Scalar(target.to_string());
+        var.nameref = true;
+        Ok(())
+    }
+
+    /// `unset -n name`: the nameref itself, not its target.
+    pub(crate) fn unset_raw(&mut self, name: &str) {
+        self.table.remove(name);
     }
 
     /// Sets a scalar, keeping the export flag. Assigning to an array
     /// variable by plain name sets element 0, as bash does.
     pub(crate) fn set(&mut self, name: &str, value: String) -> Result<(), ShellError> {
+        let name = &self.resolve(name);
         let var = self.entry(name, Value::Scalar(String::new()));
         if var.readonly {
             return Err(ShellError::Readonly(name.to_string()));
@@ -107,10 +153,7 @@ impl Vars {
 
     /// Whether `name` is an associative array (`declare -A`).
     pub(crate) fn is_assoc(&self, name: &str) -> bool {
-        matches!(
-            self.table.get(name).map(|v| &v.value),
-            Some(Value::Assoc(_))
-        )
+        matches!(self.get(name).map(|v| &v.value), Some(Value::Assoc(_)))
     }
 
     /// `name[key]=value` for an associative array.
@@ -120,6 +163,7 @@ impl Vars {
         key: String,
         value: String,
     ) -> Result<(), ShellError> {
+        let name = &self.resolve(name);
         let var = self.entry(name, Value::Assoc(BTreeMap::new()));
         if var.readonly {
             return Err(ShellError::Readonly(name.to_string()));
@@ -132,7 +176,7 @@ impl Vars {
 
     /// `${name[key]}` of an associative array.
     pub(crate) fn get_key(&self, name: &str, key: &str) -> Option<&str> {
-        match self.table.get(name).map(|v| &v.value) {
+        match self.get(name).map(|v| &v.value) {
             Some(Value::Assoc(map)) => map.get(key).map(String::as_str),
             _ => None,
         }
@@ -140,6 +184,7 @@ impl Vars {
 
     /// `unset 'name[sub]'`: removes one element of an array.
     pub(crate) fn unset_element(&mut self, name: &str, sub: &str) -> Result<(), ShellError> {
+        let name = &self.resolve(name);
         let Some(var) = self.table.get_mut(name) else {
             return Ok(());
         };
@@ -164,6 +209,7 @@ impl Vars {
     }
 
     pub(crate) fn set_value(&mut self, name: &str, value: Value) -> Result<(), ShellError> {
+        let name = &self.resolve(name);
         let var = self.entry(name, Value::Scalar(String::new()));
         if var.readonly {
             return Err(ShellError::Readonly(name.to_string()));
@@ -179,6 +225,7 @@ impl Vars {
         index: usize,
         value: String,
     ) -> Result<(), ShellError> {
+        let name = &self.resolve(name);
         let var = self.entry(name, Value::Indexed(BTreeMap::new()));
         if var.readonly {
             return Err(ShellError::Readonly(name.to_string()));
@@ -235,6 +282,7 @@ impl Vars {
             value: empty,
             exported,
             readonly: false,
+            nameref: false,
         })
     }
 
@@ -245,6 +293,7 @@ impl Vars {
     }
 
     pub(crate) fn unset(&mut self, name: &str) -> Result<(), ShellError> {
+        let name = &self.resolve(name);
         if self.table.get(name).is_some_and(|v| v.readonly) {
             return Err(ShellError::Readonly(name.to_string()));
         }
