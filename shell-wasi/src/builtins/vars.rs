@@ -30,6 +30,9 @@ fn declaration(name: &str, var: &Var) -> String {
         Value::Assoc(_) => flags.push('A'),
         Value::Scalar(_) => {}
     }
+    if var.integer {
+        flags.push('i');
+    }
     if var.readonly {
         flags.push('r');
     }
@@ -256,12 +259,22 @@ fn declare_names(
         .filter(|a| a.starts_with('-'))
         .flat_map(|a| a.chars().skip(1))
         .collect();
+    let removed: String = args
+        .iter()
+        .filter(|a| a.starts_with('+'))
+        .flat_map(|a| a.chars().skip(1))
+        .collect();
     let mut status = 0;
     for arg in args
         .iter()
         .filter(|a| !a.starts_with('-') && !a.starts_with('+'))
     {
         let (name, value) = split_assignment(arg);
+        // `declare name+=value` appends, as an assignment does.
+        let (name, append) = match name.strip_suffix('+') {
+            Some(base) if value.is_some() => (base, true),
+            _ => (name, false),
+        };
         if !is_name(name) {
             invalid_identifier(shell, io, builtin, arg);
             status = 1;
@@ -270,6 +283,34 @@ fn declare_names(
         if make_local {
             shell.vars.make_local(name);
         }
+        if removed.contains('i') {
+            shell.vars.set_integer(name, false);
+        }
+        let integer = flags.contains('i') || shell.vars.is_integer(name);
+        let value = match value {
+            Some(v) if integer && !v.starts_with('(') => {
+                let previous = if append {
+                    shell.vars.scalar(name).unwrap_or("0").to_string()
+                } else {
+                    String::new()
+                };
+                match shell.arith_expand_eval(v, io) {
+                    Ok(n) if append => {
+                        Some((previous.parse::<i64>().unwrap_or(0).wrapping_add(n)).to_string())
+                    }
+                    Ok(n) => Some(n.to_string()),
+                    Err(err) => {
+                        shell.report(io, &err.to_string());
+                        status = 1;
+                        continue;
+                    }
+                }
+            }
+            Some(v) if append => Some(format!("{}{v}", shell.vars.scalar(name).unwrap_or(""))),
+            Some(v) => Some(v.to_string()),
+            None => None,
+        };
+        let value = value.as_deref();
         let result = match value {
             _ if flags.contains('n') => shell.vars.set_nameref(name, value.unwrap_or("")),
             _ if flags.contains('A') => declare_assoc(shell, name, value),
@@ -284,6 +325,10 @@ fn declare_names(
             }
             Some(v) => shell.vars.set(name, v.to_string()),
             None if make_local => shell.vars.set(name, String::new()),
+            // The attribute needs a variable to live on.
+            None if flags.contains('i') && shell.vars.get(name).is_none() => {
+                shell.vars.set(name, String::new())
+            }
             None => Ok(()),
         };
         if let Err(err) = result {
@@ -293,6 +338,9 @@ fn declare_names(
         }
         if flags.contains('x') {
             shell.vars.mark_exported(name);
+        }
+        if flags.contains('i') {
+            shell.vars.set_integer(name, true);
         }
         if flags.contains('r') {
             shell.vars.set_readonly(name);

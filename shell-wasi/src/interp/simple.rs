@@ -158,6 +158,21 @@ impl Shell {
     /// `name=value`, `name+=value`, `name=(a b)`, `name[i]=value`.
     pub(crate) fn assign(&mut self, a: &ast::Assignment, io: &Io) -> Result<(), Unwind> {
         let result = match (&a.name, &a.value) {
+            (ast::AssignmentName::VariableName(name), ast::AssignmentValue::Scalar(w))
+                if self.vars.is_integer(name) =>
+            {
+                // `declare -i`: the value is arithmetic; `+=` adds.
+                self.expand_string(w, io).and_then(|text| {
+                    let n = self.arith_expand_eval(&text, io)?;
+                    let n = if a.append {
+                        let old = self.vars.scalar(name).unwrap_or("0");
+                        old.parse::<i64>().unwrap_or(0).wrapping_add(n)
+                    } else {
+                        n
+                    };
+                    self.vars.set(name, n.to_string())
+                })
+            }
             (ast::AssignmentName::VariableName(name), ast::AssignmentValue::Scalar(w)) => {
                 self.expand_string(w, io).and_then(|value| {
                     let value = if a.append {

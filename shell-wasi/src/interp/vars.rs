@@ -53,6 +53,8 @@ pub(crate) struct Var {
     /// `declare -n`: the value is the name of the variable this one
     /// stands for.
     pub(crate) nameref: bool,
+    /// `declare -i`: assignments are evaluated as arithmetic.
+    pub(crate) integer: bool,
 }
 
 /// How many namerefs a name may go through before it is taken as is
@@ -79,6 +81,7 @@ impl Vars {
                 exported: true,
                 readonly: false,
                 nameref: false,
+                integer: false,
             };
             vars.table.insert(name.clone(), var);
         }
@@ -124,6 +127,19 @@ impl Vars {
         var.value = Value::Scalar(target.to_string());
         var.nameref = true;
         Ok(())
+    }
+
+    /// Whether assignments to `name` are arithmetic (`declare -i`).
+    pub(crate) fn is_integer(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|v| v.integer)
+    }
+
+    /// `declare -i name` / `declare +i name`.
+    pub(crate) fn set_integer(&mut self, name: &str, on: bool) {
+        let name = self.resolve(name);
+        if let Some(var) = self.table.get_mut(&name) {
+            var.integer = on;
+        }
     }
 
     /// `unset -n name`: the nameref itself, not its target.
@@ -283,6 +299,7 @@ impl Vars {
             exported,
             readonly: false,
             nameref: false,
+            integer: false,
         })
     }
 
