@@ -28,6 +28,7 @@ const BUILTINS: &[(&str, BuiltinFn)] = &[
     (":", flow::colon),
     ("[", bracket),
     ("break", flow::break_),
+    ("builtin", builtin),
     ("cd", dirs::cd),
     ("command", introspect::command),
     ("continue", flow::continue_),
@@ -75,6 +76,21 @@ pub(crate) fn lookup(name: &str) -> Option<BuiltinFn> {
         .ok()
         .and_then(|i| BUILTINS.get(i))
         .map(|(_, f)| *f)
+}
+
+/// `builtin NAME [ARGS...]`: runs the builtin NAME, never a function or
+/// program of that name.
+fn builtin(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    let Some(name) = argv.get(1) else {
+        return Ok(0);
+    };
+    match lookup(name) {
+        Some(run) => run(shell, io, argv.get(1..).unwrap_or_default()),
+        None => {
+            shell.report(io, &format!("builtin: {name}: not a shell builtin"));
+            Ok(1)
+        }
+    }
 }
 
 /// Runs utility code as a builtin: same behaviour, bash's error prefix.

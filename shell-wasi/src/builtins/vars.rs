@@ -314,7 +314,8 @@ fn declare_names(
         let result = match value {
             _ if flags.contains('n') => shell.vars.set_nameref(name, value.unwrap_or("")),
             _ if flags.contains('A') => declare_assoc(shell, name, value),
-            Some(v) if flags.contains('a') => {
+            // `declare a=(x y)` makes an array even without `-a`.
+            Some(v) if flags.contains('a') || (v.starts_with('(') && v.ends_with(')')) => {
                 let items = v.trim_start_matches('(').trim_end_matches(')');
                 let map = items
                     .split_whitespace()

@@ -278,7 +278,7 @@ impl Shell {
         let has_glob = field
             .iter()
             .any(|(t, quoted)| !quoted && t.contains(['*', '?', '[']));
-        if !has_glob {
+        if !has_glob || self.opts.noglob {
             out.push(literal);
             return Ok(());
         }

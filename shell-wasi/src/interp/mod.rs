@@ -61,6 +61,8 @@ pub(crate) struct Options {
     pub(crate) failglob: bool,
     /// `shopt -s dotglob`: `*` matches names starting with a dot.
     pub(crate) dotglob: bool,
+    /// `set -f`: no pathname expansion at all.
+    pub(crate) noglob: bool,
 }
 
 /// The state of one (sub)shell.
@@ -231,9 +233,10 @@ impl Shell {
             "u" | "nounset" => self.opts.nounset = on,
             "x" | "xtrace" => self.opts.xtrace = on,
             "pipefail" => self.opts.pipefail = on,
+            "f" | "noglob" => self.opts.noglob = on,
             // Accepted and without effect here.
-            "h" | "B" | "H" | "f" | "noglob" | "v" | "verbose" | "posix" | "noclobber" | "C"
-            | "m" | "monitor" | "hashall" | "braceexpand" | "histexpand" | "a" | "allexport" => {}
+            "h" | "B" | "H" | "v" | "verbose" | "posix" | "noclobber" | "C" | "m" | "monitor"
+            | "hashall" | "braceexpand" | "histexpand" | "a" | "allexport" => {}
             _ => return false,
         }
         true

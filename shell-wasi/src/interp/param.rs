@@ -448,6 +448,9 @@ impl Shell {
         if self.opts.errexit {
             flags.push('e');
         }
+        if self.opts.noglob {
+            flags.push('f');
+        }
         flags.push('h');
         if self.opts.nounset {
             flags.push('u');
