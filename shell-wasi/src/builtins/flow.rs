@@ -14,15 +14,14 @@ pub(crate) fn colon(_shell: &mut Shell, _io: &Io, _argv: &[String]) -> Result<i3
 pub(crate) fn trap(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
     let args = argv.get(1..).unwrap_or_default();
     if args.is_empty() || args.first().is_some_and(|a| a == "-p") {
-        if let Some(action) = &shell.exit_trap {
-            io.out(
-                format!(
-                    "trap -- {} EXIT\n",
-                    crate::utils::quoting::single_quote(action)
-                )
-                .as_bytes(),
-            );
+        let mut out = String::new();
+        for (action, name) in [(&shell.exit_trap, "EXIT"), (&shell.err_trap, "ERR")] {
+            if let Some(action) = action {
+                let quoted = crate::utils::quoting::single_quote(action);
+                out.push_str(&format!("trap -- {quoted} {name}\n"));
+            }
         }
+        io.out(out.as_bytes());
         return Ok(0);
     }
     let (action, signals) = match args.split_first() {
@@ -30,8 +29,11 @@ pub(crate) fn trap(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, U
         _ => ("-", args),
     };
     for signal in signals {
-        if matches!(signal.as_str(), "EXIT" | "0" | "SIGEXIT") {
-            shell.exit_trap = (action != "-").then(|| action.to_string());
+        let action = (action != "-").then(|| action.to_string());
+        match signal.as_str() {
+            "EXIT" | "0" | "SIGEXIT" => shell.exit_trap = action,
+            "ERR" => shell.err_trap = action,
+            _ => {}
         }
     }
     Ok(0)

@@ -60,6 +60,31 @@ impl Shell {
         Ok(status)
     }
 
+    /// Runs the ERR trap after a failure, where `set -e` would act.
+    pub(crate) fn run_err_trap(
+        &mut self,
+        status: i32,
+        negated: bool,
+        io: &Io,
+    ) -> Result<(), Unwind> {
+        let applies = status != 0
+            && self.in_condition == 0
+            && !negated
+            && !self.in_err_trap
+            && (self.functions == 0 || self.opts.errtrace);
+        let Some(trap) = self.err_trap.clone().filter(|_| applies) else {
+            return Ok(());
+        };
+        self.in_err_trap = true;
+        let result = self.run_text(&trap, io);
+        self.in_err_trap = false;
+        self.status = status;
+        match result {
+            Err(Unwind::Exit(code)) => Err(Unwind::Exit(code)),
+            _ => Ok(()),
+        }
+    }
+
     /// Exits on failure under `set -e`, outside conditions.
     pub(crate) fn check_errexit(&self, status: i32, negated: bool) -> Result<(), Unwind> {
         if self.opts.errexit && status != 0 && self.in_condition == 0 && !negated {

@@ -63,6 +63,8 @@ pub(crate) struct Options {
     pub(crate) dotglob: bool,
     /// `set -f`: no pathname expansion at all.
     pub(crate) noglob: bool,
+    /// `set -E`: functions and subshells inherit the ERR trap.
+    pub(crate) errtrace: bool,
 }
 
 /// The state of one (sub)shell.
@@ -100,6 +102,11 @@ pub struct Shell {
     pub(crate) sourcing: u32,
     /// `trap '...' EXIT`: run when this shell ends.
     pub(crate) exit_trap: Option<String>,
+    /// `trap '...' ERR`: run after a command fails, where `set -e` would
+    /// look (not in conditions, not inside functions unless `set -E`).
+    pub(crate) err_trap: Option<String>,
+    /// Set while the ERR trap runs, so its own failures do not re-trigger it.
+    pub(crate) in_err_trap: bool,
     /// Process substitutions so far, for their files' names.
     pub(crate) psub_count: u64,
     /// When the shell started, for `$SECONDS`.
@@ -160,6 +167,8 @@ impl Shell {
             is_script: false,
             sourcing: 0,
             exit_trap: None,
+            err_trap: None,
+            in_err_trap: false,
             getopts_pos: (1, 1),
             started: std::time::Instant::now(),
             psub_count: 0,
@@ -234,6 +243,7 @@ impl Shell {
             "x" | "xtrace" => self.opts.xtrace = on,
             "pipefail" => self.opts.pipefail = on,
             "f" | "noglob" => self.opts.noglob = on,
+            "E" | "errtrace" => self.opts.errtrace = on,
             // Accepted and without effect here.
             "h" | "B" | "H" | "v" | "verbose" | "posix" | "noclobber" | "C" | "m" | "monitor"
             | "hashall" | "braceexpand" | "histexpand" | "a" | "allexport" => {}

@@ -39,6 +39,7 @@ impl Shell {
             status = i32::from(status == 0);
         }
         self.status = status;
+        self.run_err_trap(status, pipeline.bang, io)?;
         self.check_errexit(status, pipeline.bang)?;
         Ok(status)
     }
