@@ -107,6 +107,8 @@ pub struct Shell {
     pub(crate) err_trap: Option<String>,
     /// Set while the ERR trap runs, so its own failures do not re-trigger it.
     pub(crate) in_err_trap: bool,
+    /// `pushd`'s saved folders, oldest first.
+    pub(crate) dir_stack: Vec<String>,
     /// Process substitutions so far, for their files' names.
     pub(crate) psub_count: u64,
     /// When the shell started, for `$SECONDS`.
@@ -172,6 +174,7 @@ impl Shell {
             getopts_pos: (1, 1),
             started: std::time::Instant::now(),
             psub_count: 0,
+            dir_stack: Vec::new(),
         }
     }
 
