@@ -371,6 +371,10 @@ pub(crate) fn set(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Un
             shell.positional = args.get(i + 1..).unwrap_or_default().to_vec();
             return Ok(0);
         }
+        if (arg == "-o" || arg == "+o") && args.get(i + 1).is_none() {
+            list_options(shell, io, arg == "+o");
+            return Ok(0);
+        }
         if arg == "-o" || arg == "+o" {
             i += 1;
             if let Some(name) = args.get(i)
@@ -406,6 +410,63 @@ pub(crate) fn set(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Un
         i += 1;
     }
     Ok(0)
+}
+
+/// `set -o` (a table) and `set +o` (commands that restore the settings).
+fn list_options(shell: &Shell, io: &Io, as_commands: bool) {
+    let on = |name: &str| match name {
+        "errexit" => shell.opts.errexit,
+        "errtrace" => shell.opts.errtrace,
+        "noglob" => shell.opts.noglob,
+        "nounset" => shell.opts.nounset,
+        "pipefail" => shell.opts.pipefail,
+        "xtrace" => shell.opts.xtrace,
+        "braceexpand" | "hashall" | "interactive-comments" => true,
+        _ => false,
+    };
+    let mut out = String::new();
+    for name in [
+        "allexport",
+        "braceexpand",
+        "emacs",
+        "errexit",
+        "errtrace",
+        "functrace",
+        "hashall",
+        "histexpand",
+        "history",
+        "ignoreeof",
+        "interactive-comments",
+        "keyword",
+        "monitor",
+        "noclobber",
+        "noexec",
+        "noglob",
+        "nolog",
+        "notify",
+        "nounset",
+        "onecmd",
+        "physical",
+        "pipefail",
+        "posix",
+        "privileged",
+        "verbose",
+        "vi",
+        "xtrace",
+    ] {
+        if as_commands {
+            out.push_str(&format!(
+                "set {}o {name}\n",
+                if on(name) { '-' } else { '+' }
+            ));
+        } else {
+            out.push_str(&format!(
+                "{name:<15}\t{}\n",
+                if on(name) { "on" } else { "off" }
+            ));
+        }
+    }
+    io.out(out.as_bytes());
 }
 
 pub(crate) fn shift(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {

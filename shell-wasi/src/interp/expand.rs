@@ -241,6 +241,9 @@ impl Shell {
     ) -> Result<String, ShellError> {
         self.enter()?;
         let mut child = self.clone();
+        // bash does not carry `set -e` into `$( )` (without
+        // `shopt -s inherit_errexit`).
+        child.opts.errexit = false;
         child.location.base += self.location.line.saturating_sub(1);
         child.location.line = 1;
         let out = Sink::memory();

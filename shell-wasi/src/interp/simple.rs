@@ -121,6 +121,9 @@ impl Shell {
         if argv.is_empty() {
             for a in &parts.assignments {
                 self.assign(a, io)?;
+                if self.opts.xtrace {
+                    self.trace_assignment(a, io);
+                }
             }
             flush_redirected(&cmd_io, io);
             return Ok(self.subst_status.unwrap_or(0));
@@ -298,6 +301,17 @@ impl Shell {
             next += 1;
         }
         Ok(())
+    }
+
+    /// `set -x` for an assignment: `+ name=value` as assigned.
+    fn trace_assignment(&self, a: &ast::Assignment, io: &Io) {
+        let name = assignment_name(a);
+        if let Some(value) = self.vars.scalar(name)
+            && matches!(a.value, ast::AssignmentValue::Scalar(_))
+        {
+            let value = crate::utils::quoting::trace_quote(value);
+            io.err_line(&format!("+ {name}={value}"));
+        }
     }
 
     /// `set -x`: the expanded command on stderr.
