@@ -27,9 +27,9 @@ pub(crate) fn read(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, U
         i += 1;
     }
     let (line, complete) = read_logical_line(io, raw);
-    let Some(line) = line else {
-        return Ok(1);
-    };
+    // At end of input bash still assigns: every variable becomes empty
+    // (so `while read x` leaves `x` empty after the loop).
+    let line = line.unwrap_or_default();
     let ifs = shell.ifs();
     let result = if let Some(array) = array {
         let fields: BTreeMap<usize, String> =

@@ -239,6 +239,9 @@ impl Shell {
         text: &str,
         io: &Io,
     ) -> Result<String, ShellError> {
+        if let Some(file) = only_input_redirection(text) {
+            return self.file_substitution(file, io);
+        }
         self.enter()?;
         let mut child = self.clone();
         // bash does not carry `set -e` into `$( )` (without
@@ -261,6 +264,25 @@ impl Shell {
         self.status = status;
         self.subst_status = Some(status);
         let mut bytes = out.borrow_mut().take();
+        while bytes.last() == Some(&b'\n') {
+            bytes.pop();
+        }
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// `$(<file)`: the file's contents, like `$(cat file)` without cat.
+    fn file_substitution(&mut self, word: &str, io: &Io) -> Result<String, ShellError> {
+        let parts = self.word_parts(word, io)?;
+        let name = join_parts(&parts);
+        let (status, mut bytes) = match std::fs::read(self.resolve(&name)) {
+            Ok(bytes) => (0, bytes),
+            Err(err) => {
+                self.report(io, &format!("{name}: {}", crate::errors::strerror(&err)));
+                (1, Vec::new())
+            }
+        };
+        self.status = status;
+        self.subst_status = Some(status);
         while bytes.last() == Some(&b'\n') {
             bytes.pop();
         }
@@ -588,6 +610,19 @@ fn sequence(start: i64, end: i64, increment: i64) -> Result<Vec<i64>, ShellError
         };
     }
     Ok(out)
+}
+
+/// The file of a `$(< file)` substitution: text that is one input
+/// redirection and nothing else.
+fn only_input_redirection(text: &str) -> Option<&str> {
+    let rest = text.trim().strip_prefix('<')?;
+    if rest.starts_with(['<', '(', '&']) {
+        return None;
+    }
+    let word = rest.trim();
+    let simple =
+        !word.is_empty() && !word.contains(|c: char| c.is_whitespace() || ";|&<>()`".contains(c));
+    simple.then_some(word)
 }
 
 #[cfg(test)]
