@@ -31,6 +31,15 @@ impl Parsed {
         self.opts.iter().any(|o| o.key == key)
     }
 
+    /// Every value given for `key`, in order (`od -t x1 -t c`).
+    pub(crate) fn values(&self, key: char) -> Vec<&str> {
+        self.opts
+            .iter()
+            .filter(|o| o.key == key)
+            .filter_map(|o| o.value.as_deref())
+            .collect()
+    }
+
     /// The last value given for `key`.
     pub(crate) fn value(&self, key: char) -> Option<&str> {
         self.opts

@@ -17,6 +17,7 @@ mod find;
 mod gzip;
 mod head_tail;
 mod lines;
+mod od;
 mod paths;
 mod seq;
 mod sort;
@@ -63,6 +64,7 @@ pub(crate) const TABLE: Table = &[
     ("mv", copy::mv),
     ("nl", lines::nl),
     ("nproc", sys::nproc),
+    ("od", od::od),
     ("paste", lines::paste),
     ("readlink", paths::readlink),
     ("realpath", paths::realpath),
