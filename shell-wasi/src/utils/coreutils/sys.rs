@@ -148,12 +148,27 @@ pub(crate) fn df(p: &mut Process<'_>, argv: &[String]) -> i32 {
             avail.to_string(),
         )
     };
-    let size_label = if args.has('h') { "Size" } else { "1K-blocks" };
-    let type_col = if typed { " Type " } else { " " };
-    let type_val = if typed { " tmpfs" } else { "" };
+    let human_sizes = args.has('h');
+    let size_label = if human_sizes { "Size" } else { "1K-blocks" };
+    let avail_label = if human_sizes { "Avail" } else { "Available" };
+    let pct = format!("{pct}%");
+    // GNU's columns: each as wide as its header or widest value, with
+    // the minimums GNU uses for each.
+    let width = |min: usize, label: &str, value: &str| min.max(label.len()).max(value.len());
+    let (size_w, used_w, avail_w) = (
+        width(if human_sizes { 5 } else { 9 }, size_label, &size_h),
+        width(5, "Used", &used_h),
+        width(5, avail_label, &avail_h),
+    );
+    let (fs_col, type_head, type_val) = if typed {
+        (14, " Type  ", " tmpfs ")
+    } else {
+        (14, " ", " ")
+    };
     let out = format!(
-        "Filesystem{type_col}{size_label:>10} {:>8} {:>9} Use% Mounted on\ntmpfs{type_val}      {size_h:>10} {used_h:>8} {avail_h:>9} {pct:>3}% /\n",
-        "Used", "Available"
+        "{:<fs_col$}{type_head}{size_label:>size_w$} {:>used_w$} {avail_label:>avail_w$} Use% Mounted on\n\
+         {:<fs_col$}{type_val}{size_h:>size_w$} {used_h:>used_w$} {avail_h:>avail_w$} {pct:>4} /\n",
+        "Filesystem", "Used", "tmpfs"
     );
     p.out(out.as_bytes());
     0
@@ -212,6 +227,10 @@ pub(crate) fn human(bytes: u64) -> String {
         } else {
             format!("{tenths:.1}{letter}")
         }
+    } else if value.ceil() >= 1024.0 && unit + 1 < units.len() {
+        // 1023.9M rounds up to the next unit, as GNU prints `1.0G`.
+        let next = units.get(unit + 1).copied().unwrap_or('E');
+        format!("1.0{next}")
     } else {
         format!("{}{letter}", value.ceil())
     }
