@@ -120,3 +120,32 @@ fn demo_shows_the_seed_run() {
         );
     }
 }
+
+#[test]
+fn a_closed_stdout_is_not_a_crash() {
+    use std::io::Read;
+    let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache");
+    for args in [
+        &["demo"][..],
+        &["exec", "--isolation", "wasm", "--", "seq 100000"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ephemeral"))
+            .args(args)
+            .env("EPHEMERAL_CACHE_DIR", &cache)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("ephemeral runs");
+        let mut first = [0u8; 16];
+        let _ = child.stdout.take().expect("stdout").read(&mut first);
+        let mut stderr = String::new();
+        let _ = child
+            .stderr
+            .take()
+            .expect("stderr")
+            .read_to_string(&mut stderr);
+        let status = child.wait().expect("exits");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_ne!(status.code(), Some(101), "{args:?}");
+    }
+}

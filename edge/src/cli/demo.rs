@@ -26,10 +26,29 @@ pub const SEED_COMMANDS: &[&str] = &[
 
 pub fn run() -> anyhow::Result<ExitCode> {
     let t0 = Instant::now();
+    // A closed stdout (`ephemeral demo | head`) ends the output, not the
+    // program with a panic.
     let lane = |name: &str, text: &str| {
-        println!("{:>6} ms  {name:<9} {text}", t0.elapsed().as_millis());
+        let line = format!("{:>6} ms  {name:<9} {text}", t0.elapsed().as_millis());
+        let _ = writeln!(std::io::stdout().lock(), "{line}");
     };
     let runtime = Runtime::new(RuntimeConfig::default())?;
+    // python3 is compiled for this machine the first time (seconds), then
+    // loaded from the cache: say so rather than stall silently.
+    if runtime.program_names().iter().any(|p| p == "python3") {
+        lane(
+            "runtime",
+            "loading python3 (compiled once for this machine, then cached)",
+        );
+        if let Err(e) = runtime.program("python3") {
+            lane("runtime", &format!("python3 unavailable: {e}"));
+        }
+    } else {
+        lane(
+            "runtime",
+            "python3 is not built here: run `./dev demo` to build it",
+        );
+    }
     let mut sandbox = runtime.sandbox().build()?;
     lane(
         "sandbox",
