@@ -124,6 +124,8 @@ const UTILITIES: Table = &[
     ("env", env::env),
     ("false", ident::false_),
     ("id", ident::id),
+    // A pager with no terminal prints its input, as less does when piped.
+    ("less", cat::cat),
     ("ls", ls::ls),
     ("mkdir", fileops::mkdir),
     ("printenv", env::printenv),

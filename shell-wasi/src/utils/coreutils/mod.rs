@@ -8,10 +8,12 @@
 
 mod args;
 mod base64;
+mod column;
 mod copy;
 mod date;
 mod diff;
 mod digest;
+mod expr;
 mod file;
 mod find;
 mod gzip;
@@ -43,6 +45,7 @@ pub(crate) const TABLE: Table = &[
     ("base64", base64::base64),
     ("basename", paths::basename),
     ("cmp", diff::cmp),
+    ("column", column::column),
     ("comm", lines::comm),
     ("cp", copy::cp),
     ("cut", text::cut),
@@ -51,6 +54,7 @@ pub(crate) const TABLE: Table = &[
     ("diff", diff::diff),
     ("dirname", paths::dirname),
     ("du", sys::du),
+    ("expr", expr::expr),
     ("file", file::file),
     ("find", find::find),
     ("fold", text::fold),
