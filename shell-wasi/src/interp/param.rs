@@ -181,12 +181,24 @@ impl Shell {
                 offset,
                 length,
             } => {
-                let value = self.param_value(parameter, *indirect)?;
-                let start = self.arith_expand_eval(&offset.value, io)?;
+                let mut value = self.param_value(parameter, *indirect)?;
+                let mut start = self.arith_expand_eval(&offset.value, io)?;
                 let len = match length {
                     Some(l) => Some(self.arith_expand_eval(&l.value, io)?),
                     None => None,
                 };
+                // `${@:N}` counts from `$0`: offset 1 is `$1`, offset 0
+                // brings `$0` in.
+                if let Parameter::Special(SpecialParameter::AllPositionalParameters { .. }) =
+                    parameter
+                    && let ParamValue::List { items, .. } = &mut value
+                {
+                    if start == 0 {
+                        items.insert(0, self.arg0.clone());
+                    } else if start > 0 {
+                        start -= 1;
+                    }
+                }
                 substring(value, start, len, &param_name(parameter))?
             }
             E::ReplaceSubstring {

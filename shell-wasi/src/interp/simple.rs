@@ -204,11 +204,35 @@ impl Shell {
             (
                 ast::AssignmentName::ArrayElementName(name, index),
                 ast::AssignmentValue::Scalar(w),
-            ) => super::arith::eval_index(self, index).and_then(|i| {
+            ) => self.arith_expand_eval(index, io).and_then(|i| {
+                // The subscript is full arithmetic (`a[i++]`, `a[${x[0]}]`);
+                // negative counts back from the end.
                 let value = self.expand_string(w, io)?;
+                let len = match self.vars.get(name).map(|v| &v.value) {
+                    Some(super::vars::Value::Indexed(m)) => {
+                        m.keys().next_back().map_or(0, |k| k + 1)
+                    }
+                    Some(_) => 1,
+                    None => 0,
+                };
+                let i = if i < 0 {
+                    i + i64::try_from(len).unwrap_or(0)
+                } else {
+                    i
+                };
                 let i = usize::try_from(i).map_err(|_| {
                     crate::errors::ShellError::BadSubstitution(format!("{name}[{index}]"))
                 })?;
+                let value = if a.append {
+                    let old = match self.vars.get(name).map(|v| &v.value) {
+                        Some(super::vars::Value::Indexed(m)) => m.get(&i).cloned(),
+                        Some(super::vars::Value::Scalar(s)) if i == 0 => Some(s.clone()),
+                        _ => None,
+                    };
+                    format!("{}{value}", old.unwrap_or_default())
+                } else {
+                    value
+                };
                 self.vars.set_element(name, i, value)
             }),
             (ast::AssignmentName::ArrayElementName(name, _), ast::AssignmentValue::Array(_)) => {
