@@ -346,7 +346,19 @@ impl Shell {
                 self.direct_value(&Parameter::Named(name), nounset)
             }
             ParamValue::Scalar(name) if name.is_empty() => Ok(ParamValue::Unset),
-            ParamValue::Scalar(name) => Err(ShellError::BadSubstitution(name)),
+            // `${!ref}` with ref=2 (a positional parameter) or ref='a[1]'.
+            ParamValue::Scalar(name) if name.bytes().all(|b| b.is_ascii_digit()) => {
+                let n = name.parse().unwrap_or(u32::MAX);
+                self.direct_value(&Parameter::Positional(n), nounset)
+            }
+            ParamValue::Scalar(name) => {
+                match name.strip_suffix(']').and_then(|n| n.split_once('[')) {
+                    Some((array, index)) if super::vars::is_name(array) => {
+                        self.element_value(array, index)
+                    }
+                    _ => Err(ShellError::BadSubstitution(name)),
+                }
+            }
             other => Ok(other),
         }
     }
