@@ -13,6 +13,7 @@ use super::quoting::single_quote;
 use super::timefmt;
 use crate::errors::strerror;
 use crate::host::{S_IFDIR, S_IFLNK, S_IFMT, S_IFREG};
+use crate::utils::size::human;
 
 /// Which flags are on.
 #[derive(Debug, Default, Clone, Copy)]
@@ -358,31 +359,6 @@ pub(crate) fn mode_string(mode: u32) -> String {
         });
     }
     s
-}
-
-/// GNU `-h`: powers of 1024, one decimal below 10, always rounded up.
-fn human(bytes: u64) -> String {
-    if bytes < 1024 {
-        return bytes.to_string();
-    }
-    let units = ['K', 'M', 'G', 'T', 'P', 'E'];
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < units.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    let letter = units.get(unit).copied().unwrap_or('E');
-    if value < 10.0 {
-        let tenths = (value * 10.0).ceil() / 10.0;
-        if tenths >= 10.0 {
-            format!("{}{letter}", tenths.ceil())
-        } else {
-            format!("{tenths:.1}{letter}")
-        }
-    } else {
-        format!("{}{letter}", value.ceil())
-    }
 }
 
 #[cfg(test)]

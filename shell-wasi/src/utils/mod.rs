@@ -21,6 +21,7 @@ pub(crate) mod net;
 pub(crate) mod printf;
 pub(crate) mod quoting;
 pub(crate) mod shell;
+pub(crate) mod size;
 pub(crate) mod test;
 pub(crate) mod textproc;
 pub(crate) mod timefmt;

@@ -10,6 +10,7 @@ use super::Process;
 use super::args::{HasArg, Spec};
 use crate::errors::strerror;
 use crate::utils::quoting::single_quote;
+use crate::utils::size::human;
 
 /// What `uname` and `hostname` report.
 const HOSTNAME: &str = "sandbox";
@@ -205,35 +206,6 @@ fn usage_kib(path: &Path) -> u64 {
         }
     }
     total
-}
-
-/// GNU `-h`: powers of 1024, one decimal below 10, rounded up.
-pub(crate) fn human(bytes: u64) -> String {
-    if bytes < 1024 {
-        return bytes.to_string();
-    }
-    let units = ['K', 'M', 'G', 'T', 'P', 'E'];
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < units.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    let letter = units.get(unit).copied().unwrap_or('E');
-    if value < 10.0 {
-        let tenths = (value * 10.0).ceil() / 10.0;
-        if tenths >= 10.0 {
-            format!("{}{letter}", tenths.ceil())
-        } else {
-            format!("{tenths:.1}{letter}")
-        }
-    } else if value.ceil() >= 1024.0 && unit + 1 < units.len() {
-        // 1023.9M rounds up to the next unit, as GNU prints `1.0G`.
-        let next = units.get(unit + 1).copied().unwrap_or('E');
-        format!("1.0{next}")
-    } else {
-        format!("{}{letter}", value.ceil())
-    }
 }
 
 /// `du`'s settings.
