@@ -1,9 +1,26 @@
 //! The edge: everything between a user and a sandbox.
 //!
-//! Today it holds the `ephemeral` command line (`exec`: one command in a
-//! fresh sandbox, no model). The HTTP API, the streamed timeline, the store,
-//! the ledger and the agent loop arrive with their issues and live here as
-//! one module per concept (`api/`, `timeline.rs`, `ledger.rs`, `store/`,
-//! `agent/`), assembled in one `Server`.
+//! The HTTP API of API.md (`api/`), the run's path from reservation to
+//! settlement (`lifecycle.rs`), the timeline (`timeline.rs`), the ledger's
+//! rule (`ledger.rs`) and the store that applies it (`store/`), the seam to
+//! the run's work (`executor/`), and the `ephemeral` command line (`cli/`).
+//! `server.rs` assembles them.
 
+pub mod api;
 pub mod cli;
+pub mod config;
+pub mod executor;
+pub mod ids;
+pub mod isolation;
+pub mod ledger;
+pub mod lifecycle;
+pub mod metrics;
+pub mod ratelimit;
+pub mod recovery;
+pub mod retention;
+pub mod run;
+pub mod sandbox_host;
+pub mod server;
+pub mod store;
+pub mod timeline;
+pub mod timestamp;

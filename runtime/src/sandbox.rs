@@ -249,6 +249,12 @@ impl Sandbox {
             .map_err(|e| err(e.to_string()))
     }
 
+    /// Sets the wall-time limit of the next commands (still bounded by
+    /// what is left of the sandbox's own time).
+    pub fn set_command_timeout(&mut self, timeout: Duration) {
+        self.limits.command_timeout = timeout;
+    }
+
     /// Runs `command` with the shell, streaming its output to `sink`.
     pub fn exec(&mut self, command: &str, sink: impl OutputSink) -> Result<ExecOutcome, Error> {
         let shell = self.runtime.shell.clone();

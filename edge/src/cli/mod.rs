@@ -3,6 +3,10 @@
 
 mod demo;
 mod exec;
+mod keys;
+mod run;
+mod serve;
+mod timeline_view;
 
 use std::process::ExitCode;
 
@@ -28,10 +32,19 @@ enum Command {
     Demo,
     /// Run shell commands in a fresh sandbox (no model) and print their output.
     Exec(exec::ExecArgs),
+    /// Serve the HTTP API.
+    Serve(serve::ServeArgs),
+    /// Post a run request (JSON file) to $EPHEMERAL_URL and follow its timeline.
+    Run(run::RunArgs),
+    /// Member keys of organisations.
+    #[command(subcommand)]
+    Keys(keys::KeysCommand),
+    /// Organisations' balances and rules.
+    #[command(subcommand)]
+    Orgs(keys::OrgsCommand),
 }
 
 pub fn main() -> ExitCode {
-    init_tracing();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -40,9 +53,14 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    init_tracing(matches!(cli.command, Command::Serve(_)));
     let result = match cli.command {
         Command::Demo => demo::run(),
         Command::Exec(args) => exec::run(args),
+        Command::Serve(args) => serve::run(args),
+        Command::Run(args) => run::run(args),
+        Command::Keys(command) => keys::keys(command),
+        Command::Orgs(command) => keys::orgs(command),
     };
     match result {
         Ok(code) => code,
@@ -54,9 +72,12 @@ pub fn main() -> ExitCode {
 }
 
 /// Logs go to stderr, quiet unless `RUST_LOG` asks.
-fn init_tracing() {
+/// `serve` logs what it does by default; the other commands stay quiet
+/// unless `RUST_LOG` asks.
+fn init_tracing(server: bool) {
+    let default = if server { "info" } else { "error" };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

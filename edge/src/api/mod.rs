@@ -1,0 +1,83 @@
+//! The HTTP API of API.md on axum (hyper 1.x; HTTP/1.1 and h2c). One module
+//! per concern: `runs` (the endpoints), `request` (body validation),
+//! `timeline_stream` (SSE), `problem` (errors and their pages), `auth`.
+
+mod auth;
+mod openapi;
+mod problem;
+mod request;
+mod runs;
+mod timeline_stream;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::json;
+
+pub use problem::{PROBLEMS, Problem};
+pub use request::MAX_BODY_BYTES;
+
+use crate::server::Edge;
+
+pub fn router(edge: Arc<Edge>) -> Router {
+    Router::new()
+        .route("/v1/runs", post(runs::create).get(runs::list))
+        .route("/v1/runs/{id}", get(runs::get_one))
+        .route("/v1/runs/{id}/events", get(runs::events))
+        .route("/v1/runs/{id}/cancel", post(runs::cancel))
+        .route("/v1/health", get(health))
+        .route("/v1/openapi.json", get(openapi::document))
+        .route("/metrics", get(metrics))
+        .route("/problems/{slug}", get(problem_page))
+        .fallback(|| async { Problem::new("not-found", "no such endpoint") })
+        .method_not_allowed_fallback(|| async {
+            Problem::new("method-not-allowed", "see /v1/openapi.json")
+        })
+        // Bodies are read (and capped) by the handlers themselves, so the
+        // answer to an oversized one is a problem, not a bare 413.
+        .layer(DefaultBodyLimit::disable())
+        .with_state(edge)
+}
+
+async fn health(State(edge): State<Arc<Edge>>) -> Response {
+    let store_ok = edge.store.last_seq("run_health").await.is_ok();
+    let body = json!({
+        "status": if store_ok && !edge.is_draining() { "ok" } else { "degraded" },
+        "node": edge.node_id,
+        "store": edge.store.kind(),
+        "isolation": edge.isolation.timeline_name(),
+        "runs_in_flight": edge.runs_in_flight(),
+        "draining": edge.is_draining(),
+    });
+    let status = if store_ok { 200 } else { 503 };
+    (
+        axum::http::StatusCode::from_u16(status).unwrap_or_default(),
+        axum::Json(body),
+    )
+        .into_response()
+}
+
+async fn metrics(State(edge): State<Arc<Edge>>) -> Response {
+    let totals = match edge.store.ledger_totals().await {
+        Ok(t) => t,
+        Err(e) => return Problem::internal(&e).into_response(),
+    };
+    let text = edge.metrics.render(totals);
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
+}
+
+async fn problem_page(Path(slug): Path<String>) -> Response {
+    problem::page(&slug)
+        .unwrap_or_else(|| Problem::new("not-found", "no such problem type").into_response())
+}

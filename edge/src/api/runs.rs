@@ -1,0 +1,383 @@
+//! The `/v1/runs` endpoints. `create` is the front door of a run: auth,
+//! rate, body, idempotency and reservation (one store transaction), then
+//! the run starts in the background and the caller gets the run object or
+//! its live timeline.
+
+use std::sync::Arc;
+
+use axum::body::{Body, to_bytes};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::auth::organisation;
+use super::problem::Problem;
+use super::request::{MAX_BODY_BYTES, Rules, RunRequest, parse_object, validate};
+use super::timeline_stream;
+use crate::executor::RunSpec;
+use crate::ids::{is_run_id, new_run_id};
+use crate::lifecycle;
+use crate::retention::{IDEMPOTENCY_TTL, expires_at};
+use crate::run::{Permissions, RunRecord, RunStatus, Usage};
+use crate::server::Edge;
+use crate::store::{Created, IdempotencyClaim, NewRun, Org};
+use crate::timestamp::now_ms;
+
+const MAX_IDEMPOTENCY_KEY: usize = 255;
+/// `Retry-After` for too many runs at once: runs end in seconds to minutes.
+const RETRY_TOO_MANY_RUNS: u64 = 5;
+const DEFAULT_PAGE: i64 = 20;
+const MAX_PAGE: i64 = 100;
+
+pub async fn create(State(edge): State<Arc<Edge>>, headers: HeaderMap, body: Body) -> Response {
+    match create_run(&edge, &headers, body).await {
+        Ok(response) => response,
+        Err(problem) => problem.into_response(),
+    }
+}
+
+async fn create_run(
+    edge: &Arc<Edge>,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response, Problem> {
+    if edge.is_draining() {
+        return Err(Problem::new("shutting-down", "this node is shutting down")
+            .header(header::RETRY_AFTER, "5"));
+    }
+    let org = organisation(edge, headers).await?;
+    let idempotency_key = idempotency_key(headers)?;
+    edge.rate.take(&org.id).map_err(|wait| {
+        Problem::new(
+            "rate-limited",
+            format!(
+                "at most {} runs a minute",
+                edge.config.limits.runs_per_minute
+            ),
+        )
+        .header(header::RETRY_AFTER, wait.as_secs().max(1).to_string())
+    })?;
+    let bytes = to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| {
+        Problem::new(
+            "payload-too-large",
+            format!("the body is over {MAX_BODY_BYTES} bytes"),
+        )
+    })?;
+    let object = parse_object(&bytes)?;
+    let request = validate(
+        &object,
+        &rules_for(edge, &org, &|m| edge.config.catalogue().contains_key(m)),
+    )?;
+    let zdr = request.zero_data_retention || org.zero_data_retention;
+    let record = new_record(edge, &org, &request, zdr);
+    let claim = idempotency_key.map(|key| IdempotencyClaim {
+        key,
+        fingerprint: blake3::hash(Value::Object(object.clone()).to_string().as_bytes())
+            .to_hex()
+            .to_string(),
+        response: record.to_json().to_string(),
+        not_before: now_ms() - IDEMPOTENCY_TTL.as_millis() as i64,
+    });
+    let new = NewRun {
+        record: record.clone(),
+        idempotency: claim,
+        max_in_flight: i64::from(edge.config.limits.concurrent_runs),
+    };
+    let wants_stream = wants_event_stream(headers);
+    match edge
+        .store
+        .create_run(&new)
+        .await
+        .map_err(|e| Problem::internal(&e))?
+    {
+        Created::Created => {
+            tracing::info!(run_id = %record.id, org = %org.id, "run created");
+            let spec = spec_for(edge, &record, &request);
+            lifecycle::spawn(edge.clone(), record.clone(), spec, request.files);
+            let response = if wants_stream {
+                timeline_stream::response(edge.clone(), record.id.clone(), 0)
+            } else {
+                axum::Json(record.to_json()).into_response()
+            };
+            Ok(created(response, &record.id, false))
+        }
+        Created::Replayed { run_id, response } => {
+            let response = if wants_stream {
+                timeline_stream::response(edge.clone(), run_id.clone(), 0)
+            } else {
+                json_text(response)
+            };
+            Ok(created(response, &run_id, true))
+        }
+        Created::KeyReused => Err(Problem::new(
+            "idempotency-key-reused",
+            "this Idempotency-Key was used with a different request in the last 24 hours",
+        )),
+        Created::InsufficientFunds { available } => Err(Problem::new(
+            "insufficient-funds",
+            format!(
+                "max_cost_micros is {} but the free balance is {available}",
+                request.max_cost_micros
+            ),
+        )),
+        Created::TooManyInFlight => Err(Problem::new(
+            "too-many-runs",
+            format!(
+                "at most {} runs in flight per organisation",
+                edge.config.limits.concurrent_runs
+            ),
+        )
+        .header(header::RETRY_AFTER, RETRY_TOO_MANY_RUNS.to_string())),
+    }
+}
+
+fn rules_for<'a>(edge: &'a Edge, org: &Org, is_model: &'a dyn Fn(&str) -> bool) -> Rules<'a> {
+    Rules {
+        max_timeout_seconds: edge.config.runs.max_timeout_seconds,
+        default_timeout_seconds: edge.config.runs.default_timeout_seconds,
+        per_run_cap_micros: org.per_run_cap_micros,
+        default_model: &edge.config.default_model,
+        is_model,
+        // No connections are configured in this build.
+        is_connection: &|_| false,
+    }
+}
+
+fn new_record(edge: &Edge, org: &Org, request: &RunRequest, zdr: bool) -> RunRecord {
+    let created_at = now_ms();
+    RunRecord {
+        id: new_run_id(),
+        org_id: org.id.clone(),
+        status: RunStatus::Queued,
+        created_at,
+        started_at: None,
+        ended_at: None,
+        expires_at: expires_at(created_at, edge.config.retention.days),
+        model: request.model.clone(),
+        isolation: None,
+        permissions: Permissions {
+            shell: request.shell,
+            web: request.web,
+            connections: request.connections.clone(),
+            files: request.files.iter().map(|(p, _)| p.clone()).collect(),
+            timeout_seconds: request.timeout_seconds,
+            max_cost_micros: request.max_cost_micros,
+            zero_data_retention: zdr,
+        },
+        usage: Usage::default(),
+        reserved_micros: request.max_cost_micros,
+        metered: Default::default(),
+        settlement: None,
+        output: None,
+        error: None,
+        metadata: request.metadata.clone(),
+        prompt: (!zdr).then(|| request.prompt.clone()),
+        node_id: edge.node_id.clone(),
+    }
+}
+
+fn spec_for(edge: &Edge, record: &RunRecord, request: &RunRequest) -> RunSpec {
+    let catalogue = edge.config.catalogue();
+    RunSpec {
+        run_id: record.id.clone(),
+        prompt: request.prompt.clone(),
+        model_id: request.model.clone(),
+        model: catalogue.get(&request.model).cloned().unwrap_or_else(|| {
+            // validate() checked the model against this same catalogue.
+            crate::config::Config::default().catalogue()["ephemeral/script"].clone()
+        }),
+        permissions: record.permissions.clone(),
+    }
+}
+
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Problem> {
+    let Some(value) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    let bad = || {
+        Problem::field(
+            "invalid-request",
+            "Idempotency-Key",
+            format!("must be 1 to {MAX_IDEMPOTENCY_KEY} printable ASCII characters"),
+        )
+    };
+    let key = value.to_str().map_err(|_| bad())?;
+    let printable = key.bytes().all(|b| (0x20..0x7f).contains(&b));
+    if key.is_empty() || key.len() > MAX_IDEMPOTENCY_KEY || !printable {
+        return Err(bad());
+    }
+    Ok(Some(key.to_string()))
+}
+
+fn wants_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| {
+            v.split(',')
+                .any(|t| t.trim().starts_with("text/event-stream"))
+        })
+}
+
+fn created(mut response: Response, run_id: &str, replayed: bool) -> Response {
+    *response.status_mut() = StatusCode::CREATED;
+    let headers = response.headers_mut();
+    if let Ok(location) = HeaderValue::from_str(&format!("/v1/runs/{run_id}")) {
+        headers.insert(header::LOCATION, location);
+    }
+    if replayed {
+        headers.insert("idempotent-replayed", HeaderValue::from_static("true"));
+    }
+    response
+}
+
+fn json_text(text: String) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], text).into_response()
+}
+
+/// The run if it exists and belongs to `org`; 404 otherwise, either way.
+async fn owned_run(edge: &Edge, org: &Org, id: &str) -> Result<RunRecord, Problem> {
+    if !is_run_id(id) {
+        return Err(Problem::not_found());
+    }
+    match edge.store.run(id).await {
+        Ok(Some(run)) if run.org_id == org.id => Ok(run),
+        Ok(_) => Err(Problem::not_found()),
+        Err(e) => Err(Problem::internal(&e)),
+    }
+}
+
+pub async fn get_one(
+    State(edge): State<Arc<Edge>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let result = async {
+        let org = organisation(&edge, &headers).await?;
+        let run = owned_run(&edge, &org, &id).await?;
+        let events = edge
+            .store
+            .events(&run.id, 0)
+            .await
+            .map_err(|e| Problem::internal(&e))?;
+        let mut body = run.to_json();
+        body["timeline"] = events
+            .into_iter()
+            .map(|e| crate::timeline::Event::from_stored(e).to_json())
+            .collect::<Vec<_>>()
+            .into();
+        Ok::<_, Problem>(axum::Json(body).into_response())
+    };
+    result.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+#[derive(Deserialize)]
+pub struct ListQuery {
+    limit: Option<String>,
+    before: Option<String>,
+}
+
+pub async fn list(
+    State(edge): State<Arc<Edge>>,
+    headers: HeaderMap,
+    Query(q): Query<ListQuery>,
+) -> Response {
+    let result = async {
+        let org = organisation(&edge, &headers).await?;
+        let limit = match q.limit.as_deref() {
+            None => DEFAULT_PAGE,
+            Some(text) => text
+                .parse::<i64>()
+                .ok()
+                .filter(|n| (1..=MAX_PAGE).contains(n))
+                .ok_or_else(|| {
+                    Problem::field(
+                        "validation-failed",
+                        "limit",
+                        format!("must be 1 to {MAX_PAGE}"),
+                    )
+                })?,
+        };
+        if let Some(before) = &q.before {
+            owned_run(&edge, &org, before)
+                .await
+                .map_err(|_| Problem::field("validation-failed", "before", "no such run"))?;
+        }
+        let mut runs = edge
+            .store
+            .list_runs(&org.id, limit + 1, q.before.as_deref())
+            .await
+            .map_err(|e| Problem::internal(&e))?;
+        let has_more = runs.len() as i64 > limit;
+        runs.truncate(limit as usize);
+        let data: Vec<Value> = runs.iter().map(RunRecord::to_json).collect();
+        let next = if has_more {
+            runs.last().map(|r| r.id.clone())
+        } else {
+            None
+        };
+        Ok::<_, Problem>(
+            axum::Json(
+                json!({"object": "list", "data": data, "has_more": has_more, "next_before": next}),
+            )
+            .into_response(),
+        )
+    };
+    result.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+pub async fn events(
+    State(edge): State<Arc<Edge>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let result = async {
+        let org = organisation(&edge, &headers).await?;
+        let run = owned_run(&edge, &org, &id).await?;
+        let after = match headers.get("last-event-id") {
+            None => 0,
+            Some(v) => v
+                .to_str()
+                .ok()
+                .and_then(|s| s.trim().parse::<i64>().ok())
+                .filter(|n| *n >= 0)
+                .ok_or_else(|| {
+                    Problem::field(
+                        "invalid-request",
+                        "Last-Event-ID",
+                        "must be an event id (an integer)",
+                    )
+                })?,
+        };
+        Ok::<_, Problem>(timeline_stream::response(edge.clone(), run.id, after))
+    };
+    result.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+pub async fn cancel(
+    State(edge): State<Arc<Edge>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let result = async {
+        let org = organisation(&edge, &headers).await?;
+        let run = owned_run(&edge, &org, &id).await?;
+        if run.status.is_terminal() {
+            return Err(Problem::new(
+                "run-finished",
+                format!("the run has already ended {}", run.status.as_str()),
+            ));
+        }
+        edge.store
+            .request_cancel(&run.id)
+            .await
+            .map_err(|e| Problem::internal(&e))?;
+        edge.cancel_local(&run.id);
+        tracing::info!(run_id = %run.id, "cancel requested");
+        Ok((StatusCode::ACCEPTED, axum::Json(run.to_json())).into_response())
+    };
+    result.await.unwrap_or_else(IntoResponse::into_response)
+}

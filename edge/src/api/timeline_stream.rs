@@ -1,0 +1,149 @@
+//! A run's timeline as Server-Sent Events: `id:` the sequence number,
+//! `event:` the type, `data:` the JSON; a `retry:` hint first and comment
+//! lines to keep idle streams alive (framing by axum's `Sse`).
+//!
+//! The reader follows the run wherever its events are: the hub's memory
+//! while this node hosts it live, the store otherwise (a finished run, or
+//! one hosted by another node, then woken by the store's notifications
+//! with a slow poll as the safety net). It ends after `worker.destroyed`.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::stream;
+
+use crate::server::Edge;
+use crate::timeline::Event;
+use crate::timestamp::now_ms;
+
+/// Reconnect delay suggested to clients.
+const RETRY_HINT: Duration = Duration::from_secs(2);
+/// Comment-line interval on an idle stream.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// How often a reader of a run hosted elsewhere looks at the store when no
+/// notification came.
+const REMOTE_POLL: Duration = Duration::from_millis(500);
+/// A finished run whose last event never got stored (a crash between
+/// settling and writing it) is closed after this long.
+const ORPHAN_AFTER_MS: i64 = 10_000;
+
+pub fn response(edge: Arc<Edge>, run_id: String, after: i64) -> Response {
+    edge.metrics.reader_opened();
+    let reader = Reader {
+        guard: ReaderGuard(edge.clone()),
+        edge,
+        run_id,
+        last: after,
+        queue: VecDeque::new(),
+        done: false,
+    };
+    let hint = stream::once(async { Ok::<_, Infallible>(SseEvent::default().retry(RETRY_HINT)) });
+    let events = stream::unfold(reader, |mut reader| async move {
+        let event = reader.next().await?;
+        let sse = SseEvent::default()
+            .id(event.seq.to_string())
+            .event(event.kind.clone())
+            .data(event.data.to_string());
+        Some((Ok::<_, Infallible>(sse), reader))
+    });
+    Sse::new(futures_util::StreamExt::chain(hint, events))
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+        .into_response()
+}
+
+struct Reader {
+    edge: Arc<Edge>,
+    run_id: String,
+    last: i64,
+    queue: VecDeque<Event>,
+    done: bool,
+    #[allow(dead_code)]
+    guard: ReaderGuard,
+}
+
+impl Reader {
+    async fn next(&mut self) -> Option<Event> {
+        loop {
+            if let Some(event) = self.queue.pop_front() {
+                self.last = event.seq;
+                self.done = event.is_last();
+                return Some(event);
+            }
+            if self.done {
+                return None;
+            }
+            if !self.refill().await {
+                return None;
+            }
+        }
+    }
+
+    /// Waits for events after `last`; `false` when there will be none.
+    async fn refill(&mut self) -> bool {
+        if let Some(live) = self.edge.hub.get(&self.run_id) {
+            let mut changed = live.subscribe();
+            loop {
+                let events = live.after(self.last);
+                if !events.is_empty() {
+                    self.queue.extend(events);
+                    return true;
+                }
+                // The run was closed: what is left is in the store.
+                if changed.changed().await.is_err() {
+                    break;
+                }
+            }
+        }
+        loop {
+            let stored = match self.edge.store.events(&self.run_id, self.last).await {
+                Ok(events) => events,
+                Err(e) => {
+                    tracing::warn!(run_id = %self.run_id, error = %e, "timeline read failed");
+                    return false;
+                }
+            };
+            if !stored.is_empty() {
+                self.queue
+                    .extend(stored.into_iter().map(Event::from_stored));
+                return true;
+            }
+            if self.finished_without_more().await {
+                return false;
+            }
+            if self.edge.hub.get(&self.run_id).is_some() {
+                return true;
+            }
+            tokio::time::sleep(REMOTE_POLL).await;
+        }
+    }
+
+    /// The run has ended and its last event is behind the reader.
+    async fn finished_without_more(&self) -> bool {
+        let run = match self.edge.store.run(&self.run_id).await {
+            Ok(Some(run)) => run,
+            _ => return true,
+        };
+        if !run.status.is_terminal() {
+            return false;
+        }
+        let seen_last = match self.edge.store.events(&self.run_id, self.last - 1).await {
+            Ok(events) => events
+                .first()
+                .is_some_and(|e| e.seq == self.last && e.kind == "worker.destroyed"),
+            Err(_) => true,
+        };
+        seen_last || now_ms() - run.ended_at.unwrap_or(0) > ORPHAN_AFTER_MS
+    }
+}
+
+struct ReaderGuard(Arc<Edge>);
+
+impl Drop for ReaderGuard {
+    fn drop(&mut self) {
+        self.0.metrics.reader_closed();
+    }
+}

@@ -1,0 +1,280 @@
+//! Following a run from the command line: post it with
+//! `Accept: text/event-stream`, print each event in the lanes of SEED.md
+//! as it arrives, and resume with `Last-Event-ID` if the stream breaks.
+
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use serde_json::Value;
+
+/// Reconnects after a broken stream before giving up.
+const MAX_RESUMES: u32 = 5;
+
+pub struct Follow {
+    pub base: String,
+    pub key: String,
+    /// JSON lines instead of the lanes.
+    pub json: bool,
+    pub connect_timeout: Duration,
+}
+
+/// Posts `body` and follows the run to its end; whether it succeeded.
+pub async fn follow_run(follow: &Follow, body: String) -> anyhow::Result<bool> {
+    let client = reqwest::Client::builder()
+        .connect_timeout(follow.connect_timeout)
+        .build()?;
+    let idempotency_key = format!("cli-{}", crate::ids::new_run_id());
+    let response = client
+        .post(format!("{}/v1/runs", follow.base))
+        .bearer_auth(&follow.key)
+        .header("content-type", "application/json")
+        .header("accept", "text/event-stream")
+        .header("idempotency-key", &idempotency_key)
+        .body(body)
+        .send()
+        .await
+        .with_context(|| format!("cannot reach {}", follow.base))?;
+    if response.status().as_u16() != 201 {
+        bail!("{}", problem_line(response).await);
+    }
+    let run_id = response
+        .headers()
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|l| l.rsplit('/').next())
+        .unwrap_or_default()
+        .to_string();
+    let mut view = View {
+        json: follow.json,
+        outcome: None,
+        last: 0,
+    };
+    if !follow.json {
+        println!("run {run_id}");
+    }
+    view.read(response).await;
+    let mut resumes = 0;
+    while !view.finished() {
+        resumes += 1;
+        if resumes > MAX_RESUMES {
+            bail!(
+                "the timeline stream of {run_id} broke {MAX_RESUMES} times; see GET /v1/runs/{run_id}"
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let response = client
+            .get(format!("{}/v1/runs/{run_id}/events", follow.base))
+            .bearer_auth(&follow.key)
+            .header("last-event-id", view.last.to_string())
+            .send()
+            .await;
+        match response {
+            Ok(r) if r.status().is_success() => view.read(r).await,
+            Ok(r) => bail!("{}", problem_line(r).await),
+            Err(_) => continue,
+        }
+    }
+    Ok(view.outcome.as_deref() == Some("run.succeeded"))
+}
+
+async fn problem_line(response: reqwest::Response) -> String {
+    let status = response.status();
+    let body: Value = response.json().await.unwrap_or(Value::Null);
+    match body.get("detail").and_then(Value::as_str) {
+        Some(detail) => format!(
+            "{} ({}): {detail}",
+            body["title"].as_str().unwrap_or("error"),
+            status.as_u16()
+        ),
+        None => format!("the server answered {status}"),
+    }
+}
+
+struct View {
+    json: bool,
+    outcome: Option<String>,
+    last: i64,
+}
+
+impl View {
+    async fn read(&mut self, response: reqwest::Response) {
+        let mut events = response.bytes_stream().eventsource();
+        while let Some(Ok(event)) = events.next().await {
+            if event.data.is_empty() {
+                continue;
+            }
+            if let Ok(id) = event.id.parse::<i64>() {
+                if id <= self.last {
+                    continue;
+                }
+                self.last = id;
+            }
+            let data: Value = serde_json::from_str(&event.data).unwrap_or(Value::Null);
+            if event.event.starts_with("run.") {
+                self.outcome = Some(event.event.clone());
+            }
+            if self.json {
+                println!(
+                    "{}",
+                    serde_json::json!({"id": self.last, "type": event.event, "data": data})
+                );
+            } else {
+                print_event(&event.event, &data);
+            }
+            let _ = std::io::stdout().flush();
+            if event.event == "worker.destroyed" {
+                self.outcome.get_or_insert_with(|| "run.failed".into());
+                return;
+            }
+        }
+    }
+
+    fn finished(&self) -> bool {
+        self.outcome.is_some()
+    }
+}
+
+/// Micros as dollars, as the page shows them: `$0.04`, `$0.00353`.
+pub fn dollars(micros: i64) -> String {
+    let sign = if micros < 0 { "-" } else { "" };
+    let m = micros.unsigned_abs();
+    let text = format!("{}.{:06}", m / 1_000_000, m % 1_000_000);
+    let text = text.trim_end_matches('0');
+    let text = if text.ends_with('.') {
+        format!("{text}00")
+    } else {
+        text.to_string()
+    };
+    let text = match text.split_once('.') {
+        Some((whole, frac)) if frac.len() == 1 => format!("{whole}.{frac}0"),
+        _ => text,
+    };
+    format!("{sign}${text}")
+}
+
+fn print_event(kind: &str, d: &Value) {
+    let t = d["t_ms"].as_i64().unwrap_or(0);
+    let at = format!("{:>4}.{:03}s", t / 1000, t % 1000);
+    let lane = |lane: &str, text: String| println!("{at}  {lane:<14} {text}");
+    match kind {
+        "budget.reserved" => lane(
+            "Waiting",
+            format!(
+                "reserve budget {}",
+                dollars(d["reserved_micros"].as_i64().unwrap_or(0))
+            ),
+        ),
+        "vm.ready" => lane(
+            "MicroVM",
+            format!(
+                "microVM ready · isolation {} · {} ms",
+                d["isolation"].as_str().unwrap_or("?"),
+                d["ready_ms"]
+            ),
+        ),
+        "worker.started" => lane(
+            "MicroVM",
+            format!(
+                "worker started · shell {} · web {}",
+                on_off(&d["shell"]),
+                on_off(&d["web"])
+            ),
+        ),
+        "model.call" => lane(
+            "Model",
+            format!(
+                "call {} · {} in / {} out tokens · {} · {} ms",
+                d["n"],
+                d["input_tokens"],
+                d["output_tokens"],
+                dollars(d["cost_micros"].as_i64().unwrap_or(0)),
+                d["duration_ms"]
+            ),
+        ),
+        "shell.command" => lane(
+            "Shell",
+            format!("$ {}", d["command"].as_str().unwrap_or("")),
+        ),
+        "shell.output" => {
+            for line in d["data"].as_str().unwrap_or("").lines() {
+                println!("{:28}{line}", "");
+            }
+        }
+        "shell.exit" => {
+            let code = d["exit_code"].as_i64().unwrap_or(-1);
+            if code != 0 || d["truncated"] == Value::Bool(true) {
+                let limit = d["limit"]
+                    .as_str()
+                    .map(|l| format!(" · limit {l}"))
+                    .unwrap_or_default();
+                println!("{:28}(exit {code}{limit})", "");
+            }
+        }
+        "web.request" | "web.response" => lane(
+            "Web",
+            format!("{} {}", d["url"].as_str().unwrap_or(""), d["status"]),
+        ),
+        "vm.destroyed" => lane(
+            "MicroVM",
+            format!("microVM destroyed after {} ms", d["lifetime_ms"]),
+        ),
+        "worker.destroyed" => lane(
+            "Destroy worker",
+            format!(
+                "charged {}, released {}",
+                dollars(d["charged_micros"].as_i64().unwrap_or(0)),
+                dollars(d["released_micros"].as_i64().unwrap_or(0))
+            ),
+        ),
+        k if k.starts_with("run.") => {
+            let status = match k {
+                "run.succeeded" => "Success",
+                "run.timed_out" => "Timed out",
+                "run.budget_exceeded" => "Budget exceeded",
+                "run.cancelled" => "Cancelled",
+                _ => "Failed",
+            };
+            lane(
+                status,
+                format!(
+                    "{} model calls, {} tokens",
+                    d["model_calls"], d["total_tokens"]
+                ),
+            );
+            if let Some(error) = d.get("error").filter(|e| !e.is_null()) {
+                println!(
+                    "{:28}error {}: {}",
+                    "",
+                    error["code"].as_str().unwrap_or(""),
+                    error["message"].as_str().unwrap_or("")
+                );
+            }
+            for line in d["output"].as_str().unwrap_or("").lines() {
+                println!("{:28}{line}", "");
+            }
+        }
+        other => lane("Event", format!("{other} {d}")),
+    }
+}
+
+fn on_off(v: &Value) -> &'static str {
+    if v.as_bool() == Some(true) {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn dollars_read_like_the_page() {
+        assert_eq!(super::dollars(40_000), "$0.04");
+        assert_eq!(super::dollars(3_530), "$0.00353");
+        assert_eq!(super::dollars(0), "$0.00");
+        assert_eq!(super::dollars(1_500_000), "$1.50");
+    }
+}

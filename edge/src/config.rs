@@ -1,0 +1,288 @@
+//! The server's configuration: one TOML file, every field optional, every
+//! default named here. `README.md` documents each setting; keep them in step.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::isolation::Isolation;
+
+/// Errors reading the configuration file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Address the API listens on.
+    pub listen: SocketAddr,
+    /// Folder for the SQLite file and other state (`--data` overrides it).
+    pub data_dir: PathBuf,
+    /// `postgres://…` to share state between edge nodes; SQLite under
+    /// `data_dir` when absent.
+    pub database_url: Option<String>,
+    /// This node's name in a multi-node set-up (defaults to the host name).
+    pub node_id: Option<String>,
+    /// Refuse to run below this isolation (`wasm`, `jail`, `kvm`).
+    pub min_isolation: Isolation,
+    pub runs: RunsConfig,
+    pub orgs: OrgsConfig,
+    pub limits: LimitsConfig,
+    pub retention: RetentionConfig,
+    pub prices: PricesConfig,
+    /// Model used when a request names none.
+    pub default_model: String,
+    /// The model catalogue, by id (`provider/name`), added to the built-in one.
+    pub models: BTreeMap<String, ModelConfig>,
+    /// Seconds in-flight runs get to finish on SIGTERM before they are cancelled.
+    pub shutdown_grace_seconds: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunsConfig {
+    /// Largest `timeout_seconds` a request may ask for.
+    pub max_timeout_seconds: u64,
+    /// `timeout_seconds` when a request gives none.
+    pub default_timeout_seconds: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OrgsConfig {
+    /// Balance of an organisation created by `ephemeral keys create`.
+    pub initial_balance_micros: i64,
+    /// Per-run cap of a new organisation (largest `max_cost_micros`).
+    pub per_run_cap_micros: i64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LimitsConfig {
+    /// Run creations per organisation per minute (token bucket).
+    pub runs_per_minute: u32,
+    /// Runs in flight per organisation.
+    pub concurrent_runs: u32,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetentionConfig {
+    /// Days runs and timelines are kept.
+    pub days: u32,
+    /// How often the purge task runs, in seconds.
+    pub purge_interval_seconds: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PricesConfig {
+    /// Compute price: micros per second of sandbox lifetime.
+    pub compute_micros_per_second: i64,
+    /// Price of one `web_fetch`.
+    pub web_fetch_micros: i64,
+}
+
+/// One entry of the model catalogue.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    /// `openai` (any chat-completions server) or `script` (built in, no LLM).
+    pub provider: String,
+    /// The model's name upstream.
+    #[serde(default)]
+    pub upstream: String,
+    /// Base URL of the provider's API, e.g. `https://api.openai.com/v1`.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// Environment variable holding the provider key (read by the broker).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    #[serde(default)]
+    pub input_micros_per_million: i64,
+    #[serde(default)]
+    pub output_micros_per_million: i64,
+    #[serde(default = "default_context")]
+    pub context_window: u32,
+    #[serde(default = "default_output_cap")]
+    pub max_output_tokens: u32,
+}
+
+fn default_context() -> u32 {
+    128_000
+}
+
+fn default_output_cap() -> u32 {
+    4_096
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            data_dir: PathBuf::from("ephemeral-data"),
+            database_url: None,
+            node_id: None,
+            min_isolation: Isolation::Wasm,
+            runs: RunsConfig::default(),
+            orgs: OrgsConfig::default(),
+            limits: LimitsConfig::default(),
+            retention: RetentionConfig::default(),
+            prices: PricesConfig::default(),
+            default_model: "openai/gpt-6-luna".to_string(),
+            models: BTreeMap::new(),
+            shutdown_grace_seconds: 30,
+        }
+    }
+}
+
+impl Default for RunsConfig {
+    fn default() -> Self {
+        RunsConfig {
+            max_timeout_seconds: 900,
+            default_timeout_seconds: 120,
+        }
+    }
+}
+
+impl Default for OrgsConfig {
+    fn default() -> Self {
+        OrgsConfig {
+            initial_balance_micros: 10_000_000,
+            per_run_cap_micros: 1_000_000,
+        }
+    }
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig {
+            runs_per_minute: 600,
+            concurrent_runs: 50,
+        }
+    }
+}
+
+impl Default for RetentionConfig {
+    fn default() -> Self {
+        RetentionConfig {
+            days: 30,
+            purge_interval_seconds: 3600,
+        }
+    }
+}
+
+impl Default for PricesConfig {
+    fn default() -> Self {
+        PricesConfig {
+            compute_micros_per_second: 100,
+            web_fetch_micros: 1_000,
+        }
+    }
+}
+
+impl Config {
+    /// Reads `path`, or the defaults when `None`.
+    pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
+        let Some(path) = path else {
+            return Ok(Config::default());
+        };
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let config: Config = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.message().to_string(),
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |m: &str| Err(ConfigError::Invalid(m.to_string()));
+        if self.runs.max_timeout_seconds == 0 {
+            return bad("runs.max_timeout_seconds must be at least 1");
+        }
+        if self.runs.default_timeout_seconds == 0
+            || self.runs.default_timeout_seconds > self.runs.max_timeout_seconds
+        {
+            return bad(
+                "runs.default_timeout_seconds must be between 1 and runs.max_timeout_seconds",
+            );
+        }
+        if self.orgs.initial_balance_micros < 0 || self.orgs.per_run_cap_micros < 1 {
+            return bad("orgs: balances are >= 0 and the per-run cap >= 1");
+        }
+        if self.prices.compute_micros_per_second < 0 || self.prices.web_fetch_micros < 0 {
+            return bad("prices must not be negative");
+        }
+        if !self.catalogue().contains_key(&self.default_model) {
+            return Err(ConfigError::Invalid(format!(
+                "default_model {:?} is not in the model catalogue",
+                self.default_model
+            )));
+        }
+        Ok(())
+    }
+
+    /// The model catalogue: the built-in models plus the configured ones.
+    pub fn catalogue(&self) -> BTreeMap<String, ModelConfig> {
+        let mut models = builtin_models();
+        models.extend(self.models.clone());
+        models
+    }
+
+    pub fn sqlite_path(&self) -> PathBuf {
+        self.data_dir.join("ephemeral.sqlite3")
+    }
+}
+
+/// Models every server knows without configuration.
+fn builtin_models() -> BTreeMap<String, ModelConfig> {
+    let openai = |upstream: &str, input: i64, output: i64| ModelConfig {
+        provider: "openai".into(),
+        upstream: upstream.into(),
+        base_url: Some("https://api.openai.com/v1".into()),
+        api_key_env: Some("OPENAI_API_KEY".into()),
+        input_micros_per_million: input,
+        output_micros_per_million: output,
+        context_window: 400_000,
+        max_output_tokens: 16_384,
+    };
+    let mut models = BTreeMap::new();
+    models.insert(
+        "openai/gpt-6-luna".into(),
+        openai("gpt-6-luna", 50_000, 200_000),
+    );
+    models.insert(
+        "openai/gpt-4o-mini".into(),
+        openai("gpt-4o-mini", 150_000, 600_000),
+    );
+    models.insert(
+        "ephemeral/script".into(),
+        ModelConfig {
+            provider: "script".into(),
+            upstream: String::new(),
+            base_url: None,
+            api_key_env: None,
+            input_micros_per_million: 0,
+            output_micros_per_million: 0,
+            context_window: default_context(),
+            max_output_tokens: default_output_cap(),
+        },
+    );
+    models
+}

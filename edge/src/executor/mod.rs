@@ -1,0 +1,78 @@
+//! The seam between the edge and a run's work. The edge reserves, starts
+//! the sandbox, enforces the deadline, cancels, settles and writes the
+//! run's first and last events; an `Executor` does the work in between:
+//! it emits the events of what it does (`model.call`, `shell.*`, `web.*`)
+//! and meters what it uses. The agent loop is one executor; `script` (the
+//! prompt's lines run as shell commands, no model) is another.
+
+mod events;
+mod meter;
+mod script;
+mod shell_tool;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Instant;
+
+pub use events::RunEvents;
+pub use meter::Meter;
+pub use script::ScriptExecutor;
+pub use shell_tool::ShellResult;
+
+use crate::config::ModelConfig;
+use crate::run::{Permissions, RunError};
+use crate::sandbox_host::SandboxHandle;
+
+/// What a run was asked to do. Lives in memory only: under zero data
+/// retention nothing here reaches the store.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    pub run_id: String,
+    pub prompt: String,
+    pub model_id: String,
+    pub model: ModelConfig,
+    pub permissions: Permissions,
+}
+
+/// Everything an executor may touch.
+pub struct RunContext {
+    pub spec: RunSpec,
+    pub events: RunEvents,
+    pub meter: Meter,
+    /// The run's sandbox, when the shell is on.
+    pub sandbox: Option<SandboxHandle>,
+    /// When the run must end.
+    pub deadline: Instant,
+}
+
+/// How the executor's part of a run ended (deadline, cancel and budget are
+/// the edge's to decide).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Succeeded { output: String },
+    Failed(RunError),
+}
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+pub trait Executor: Send + Sync {
+    fn execute<'a>(&'a self, run: &'a RunContext) -> BoxFuture<'a, Outcome>;
+}
+
+/// Stands in for a provider this build cannot call yet: the run fails with
+/// a clear error and is settled like any other.
+pub struct Unavailable;
+
+impl Executor for Unavailable {
+    fn execute<'a>(&'a self, run: &'a RunContext) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            Outcome::Failed(RunError::new(
+                "provider_unavailable",
+                format!(
+                    "model {} (provider {}) cannot be called by this server",
+                    run.spec.model_id, run.spec.model.provider
+                ),
+            ))
+        })
+    }
+}

@@ -1,0 +1,216 @@
+//! The `shell` tool as every executor uses it: one command in the run's
+//! sandbox, its output streamed to the timeline as it comes
+//! (`shell.command`, `shell.output`…, `shell.exit`), and the result kept
+//! for whoever asked (the model, or the script's answer).
+
+use std::time::Duration;
+
+use ephemeral_runtime::Stream;
+use serde_json::json;
+
+use super::RunContext;
+use crate::sandbox_host::ExecEvent;
+
+/// Largest `shell.output` event: chunks arriving together are merged up to this.
+const MAX_OUTPUT_EVENT: usize = 64 << 10;
+
+/// What a shell command did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellResult {
+    pub exit_code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub truncated: bool,
+    /// The limit the command hit, by name (`command_timeout`, `memory`, …).
+    pub limit: Option<String>,
+    pub duration_ms: u64,
+}
+
+impl RunContext {
+    /// Runs `command` in the run's sandbox with at most `timeout`.
+    pub async fn shell(&self, call_id: &str, command: &str, timeout: Duration) -> ShellResult {
+        self.events
+            .emit(
+                "shell.command",
+                json!({"call_id": call_id, "command": command}),
+            )
+            .await;
+        let result = self.run_streamed(call_id, command, timeout).await;
+        self.events
+            .emit(
+                "shell.exit",
+                json!({
+                    "call_id": call_id,
+                    "exit_code": result.exit_code,
+                    "duration_ms": result.duration_ms,
+                    "truncated": result.truncated,
+                    "limit": result.limit,
+                }),
+            )
+            .await;
+        result
+    }
+
+    async fn run_streamed(&self, call_id: &str, command: &str, timeout: Duration) -> ShellResult {
+        let mut result = ShellResult {
+            exit_code: 126,
+            stdout: String::new(),
+            stderr: String::new(),
+            truncated: false,
+            limit: None,
+            duration_ms: 0,
+        };
+        let Some(sandbox) = &self.sandbox else {
+            result.stderr = "the shell is off for this run\n".into();
+            return result;
+        };
+        let mut rx = match sandbox.exec(command, timeout) {
+            Ok(rx) => rx,
+            Err(e) => {
+                result.stderr = format!("{e}\n");
+                return result;
+            }
+        };
+        let mut decoders = [Utf8Carry::default(), Utf8Carry::default()];
+        while let Some(event) = rx.recv().await {
+            match event {
+                ExecEvent::Output(stream, mut data) => {
+                    // Merge what is already waiting, so a chatty command
+                    // makes a few events rather than thousands.
+                    while data.len() < MAX_OUTPUT_EVENT {
+                        match rx.try_recv() {
+                            Ok(ExecEvent::Output(s, more)) if s == stream => data.extend(more),
+                            Ok(other) => {
+                                self.output_event(
+                                    call_id,
+                                    stream,
+                                    &data,
+                                    &mut decoders,
+                                    &mut result,
+                                )
+                                .await;
+                                data = Vec::new();
+                                if let Some(done) = self.finish_event(other, &mut result) {
+                                    return done;
+                                }
+                                break;
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                    if !data.is_empty() {
+                        self.output_event(call_id, stream, &data, &mut decoders, &mut result)
+                            .await;
+                    }
+                }
+                other => {
+                    if let Some(done) = self.finish_event(other, &mut result) {
+                        return done;
+                    }
+                }
+            }
+        }
+        result.stderr.push_str("the sandbox ended unexpectedly\n");
+        result
+    }
+
+    fn finish_event(&self, event: ExecEvent, result: &mut ShellResult) -> Option<ShellResult> {
+        match event {
+            ExecEvent::Exit(outcome) => {
+                result.exit_code = outcome.exit_code;
+                result.truncated = outcome.truncated;
+                result.limit = outcome.limit.map(|l| l.name().to_string());
+                result.duration_ms =
+                    u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX);
+                Some(result.clone())
+            }
+            ExecEvent::Failed(message) => {
+                result
+                    .stderr
+                    .push_str(&format!("sandbox error: {message}\n"));
+                Some(result.clone())
+            }
+            ExecEvent::Output(..) => None,
+        }
+    }
+
+    async fn output_event(
+        &self,
+        call_id: &str,
+        stream: Stream,
+        data: &[u8],
+        decoders: &mut [Utf8Carry; 2],
+        result: &mut ShellResult,
+    ) {
+        let (index, name) = match stream {
+            Stream::Stdout => (0, "stdout"),
+            Stream::Stderr => (1, "stderr"),
+        };
+        let text = decoders[index].decode(data);
+        if text.is_empty() {
+            return;
+        }
+        match stream {
+            Stream::Stdout => result.stdout.push_str(&text),
+            Stream::Stderr => result.stderr.push_str(&text),
+        }
+        self.events
+            .emit(
+                "shell.output",
+                json!({"call_id": call_id, "stream": name, "data": text}),
+            )
+            .await;
+    }
+}
+
+/// Decodes a byte stream cut at arbitrary points: an incomplete UTF-8
+/// sequence at the end of a chunk waits for the next one; invalid bytes
+/// become U+FFFD.
+#[derive(Default)]
+struct Utf8Carry {
+    pending: Vec<u8>,
+}
+
+impl Utf8Carry {
+    fn decode(&mut self, data: &[u8]) -> String {
+        self.pending.extend_from_slice(data);
+        let cut = incomplete_tail(&self.pending);
+        let complete: Vec<u8> = self.pending.drain(..self.pending.len() - cut).collect();
+        String::from_utf8_lossy(&complete).into_owned()
+    }
+}
+
+/// How many bytes at the end of `bytes` start a UTF-8 sequence that is not
+/// finished yet.
+fn incomplete_tail(bytes: &[u8]) -> usize {
+    for back in 1..=3.min(bytes.len()) {
+        let b = bytes[bytes.len() - back];
+        if b & 0b1100_0000 != 0b1000_0000 {
+            let need = match b {
+                0xC0..=0xDF => 2,
+                0xE0..=0xEF => 3,
+                0xF0..=0xF7 => 4,
+                _ => 1,
+            };
+            return if need > back { back } else { 0 };
+        }
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Utf8Carry;
+
+    #[test]
+    fn split_characters_wait_for_their_end() {
+        let mut d = Utf8Carry::default();
+        let bytes = "añ€😀".as_bytes();
+        let mut out = String::new();
+        for b in bytes {
+            out.push_str(&d.decode(&[*b]));
+        }
+        assert_eq!(out, "añ€😀");
+        assert_eq!(d.decode(&[0xff, b'x']), "\u{fffd}x");
+    }
+}

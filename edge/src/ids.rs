@@ -1,0 +1,60 @@
+//! Identifiers and secrets: run ids, organisation ids, member keys.
+//!
+//! Ids are random, never sequential, so they say nothing about volume or
+//! other tenants. Member keys are shown once and stored as a BLAKE3 hash.
+
+use rand::RngCore;
+
+/// `run_` + 32 lowercase hex digits of randomness (API.md).
+pub fn new_run_id() -> String {
+    format!("run_{}", random_hex(16))
+}
+
+pub fn new_org_id() -> String {
+    format!("org_{}", random_hex(12))
+}
+
+/// A member key: `eph_` + 48 hex digits (192 bits).
+pub fn new_member_key() -> String {
+    format!("eph_{}", random_hex(24))
+}
+
+/// What the store keeps of a member key.
+pub fn key_hash(key: &str) -> String {
+    blake3::hash(key.as_bytes()).to_hex().to_string()
+}
+
+pub fn is_run_id(s: &str) -> bool {
+    s.len() == 36
+        && s.starts_with("run_")
+        && s[4..]
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    rand::rng().fill_bytes(&mut buf);
+    hex::encode(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_ids_have_the_documented_shape() {
+        let id = new_run_id();
+        assert!(is_run_id(&id), "{id}");
+        assert_ne!(id, new_run_id());
+        assert!(!is_run_id("run_DE9AF30EBAAA50AB76819BB536239C61"));
+        assert!(!is_run_id("run_1"));
+    }
+
+    #[test]
+    fn keys_hash_stably() {
+        let k = new_member_key();
+        assert_eq!(key_hash(&k), key_hash(&k));
+        assert_ne!(key_hash(&k), key_hash(&new_member_key()));
+    }
+}

@@ -1,0 +1,262 @@
+//! A run from reservation to settlement: the path of API.md's timeline.
+//!
+//! `budget.reserved` → sandbox up (`vm.ready`, `worker.started`) → the
+//! executor's work, raced against the deadline, a cancel and the budget →
+//! sandbox down (`vm.destroyed`) → settle → outcome → `worker.destroyed`.
+//! Usage is persisted every tick, so a crash loses at most a tick of it.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ephemeral_runtime::Limits;
+use serde_json::json;
+use tokio::sync::watch;
+
+use crate::executor::{Executor, Meter, Outcome, RunContext, RunEvents, RunSpec, ScriptExecutor};
+use crate::run::{RunError, RunRecord, RunStatus, Usage};
+use crate::sandbox_host::SandboxHandle;
+use crate::server::Edge;
+use crate::store::Finish;
+use crate::timestamp::now_ms;
+
+/// How often usage is persisted and a cancel from another node is noticed.
+const TICK: Duration = Duration::from_secs(1);
+
+/// Why a run stopped, before it is written down.
+enum Ended {
+    Executor(Outcome),
+    TimedOut,
+    Cancelled,
+    BudgetExceeded,
+}
+
+/// Starts a created run in the background.
+pub fn spawn(edge: Arc<Edge>, record: RunRecord, spec: RunSpec, files: Vec<(String, Vec<u8>)>) {
+    let cancel = edge.register_run(&record.id);
+    tokio::spawn(async move {
+        let id = record.id.clone();
+        drive(&edge, record, spec, files, cancel).await;
+        edge.forget_run(&id);
+    });
+}
+
+async fn drive(
+    edge: &Arc<Edge>,
+    record: RunRecord,
+    spec: RunSpec,
+    files: Vec<(String, Vec<u8>)>,
+    cancel: watch::Receiver<bool>,
+) {
+    let started = Instant::now();
+    let live = edge.hub.open(&record.id);
+    let zdr = record.permissions.zero_data_retention;
+    let events = RunEvents::new(
+        &record.id,
+        record.created_at,
+        zdr,
+        edge.store.clone(),
+        live,
+        1,
+    );
+    events
+        .emit(
+            "budget.reserved",
+            json!({"reserved_micros": record.reserved_micros}),
+        )
+        .await;
+    edge.metrics.stage("reserve", started.elapsed());
+
+    let deadline = started + Duration::from_secs(record.permissions.timeout_seconds);
+    let meter = Meter::new(record.reserved_micros, Usage::default(), Default::default());
+    let limits = Limits {
+        sandbox_timeout: Duration::from_secs(record.permissions.timeout_seconds),
+        ..Limits::default()
+    };
+    let sandbox = match SandboxHandle::start(edge.runtime.clone(), limits, files).await {
+        Ok(sandbox) => sandbox,
+        Err(e) => {
+            let error = RunError::new("sandbox_failed", e.to_string());
+            let ended = Ended::Executor(Outcome::Failed(error));
+            return finish(edge, &record, &events, &meter, ended, None).await;
+        }
+    };
+    let isolation = edge.isolation.timeline_name();
+    if let Err(e) = edge.store.start_run(&record.id, isolation, now_ms()).await {
+        tracing::error!(run_id = %record.id, error = %e, "cannot mark the run started");
+    }
+    let ready_ms = started.elapsed().as_millis() as u64;
+    events
+        .emit(
+            "vm.ready",
+            json!({"isolation": isolation, "ready_ms": ready_ms}),
+        )
+        .await;
+    edge.metrics.stage("vm_ready", started.elapsed());
+    let p = &record.permissions;
+    events
+        .emit(
+            "worker.started",
+            json!({"shell": p.shell, "web": p.web, "connections": p.connections, "files": p.files}),
+        )
+        .await;
+
+    let vm_started = Instant::now();
+    let mut ctx = RunContext {
+        spec,
+        events: events.clone(),
+        meter: meter.clone(),
+        sandbox: Some(sandbox),
+        deadline,
+    };
+    let ended = {
+        let executor = executor_for(&ctx.spec);
+        let work = executor.execute(&ctx);
+        tokio::select! {
+            outcome = work => Ended::Executor(outcome),
+            _ = tokio::time::sleep_until(deadline.into()) => Ended::TimedOut,
+            _ = wait_true(cancel) => Ended::Cancelled,
+            _ = wait_true(meter.exceeded()) => Ended::BudgetExceeded,
+            ended = tick(edge, &record.id, &meter, vm_started) => ended,
+        }
+    };
+    // A command still running finishes (within its own limit) on the
+    // sandbox's thread, which then drops it; the run does not wait.
+    if let Some(sandbox) = ctx.sandbox.take() {
+        tokio::spawn(sandbox.destroy());
+    }
+    let lifetime = vm_started.elapsed();
+    meter.set_compute(compute_micros(edge, lifetime));
+    events
+        .emit(
+            "vm.destroyed",
+            json!({"lifetime_ms": lifetime.as_millis() as u64}),
+        )
+        .await;
+    finish(edge, &record, &events, &meter, ended, Some(started)).await;
+}
+
+fn executor_for(spec: &RunSpec) -> Box<dyn Executor> {
+    match spec.model.provider.as_str() {
+        "script" => Box::new(ScriptExecutor),
+        _ => Box::new(crate::executor::Unavailable),
+    }
+}
+
+/// Settles the run and writes its last two events.
+async fn finish(
+    edge: &Arc<Edge>,
+    record: &RunRecord,
+    events: &RunEvents,
+    meter: &Meter,
+    ended: Ended,
+    started: Option<Instant>,
+) {
+    let timeout = record.permissions.timeout_seconds;
+    let (status, output, error) = match ended {
+        Ended::Executor(Outcome::Succeeded { output }) => {
+            (RunStatus::Succeeded, Some(output), None)
+        }
+        Ended::Executor(Outcome::Failed(error)) => (RunStatus::Failed, None, Some(error)),
+        Ended::TimedOut => (
+            RunStatus::TimedOut,
+            None,
+            Some(RunError::new(
+                "timeout",
+                format!("the run reached its timeout of {timeout} s"),
+            )),
+        ),
+        Ended::Cancelled => (
+            RunStatus::Cancelled,
+            None,
+            Some(RunError::new("cancelled", "the run was cancelled")),
+        ),
+        Ended::BudgetExceeded => (
+            RunStatus::BudgetExceeded,
+            None,
+            Some(RunError::new(
+                "budget_exceeded",
+                format!(
+                    "the run used its whole budget of {} micros",
+                    record.reserved_micros
+                ),
+            )),
+        ),
+    };
+    let (usage, metered) = meter.snapshot();
+    let zdr = record.permissions.zero_data_retention;
+    let finish = Finish {
+        status,
+        output: if zdr { None } else { output.clone() },
+        error: error.clone(),
+        ended_at: now_ms(),
+        usage,
+        metered,
+    };
+    let settlement = match edge.store.finish_run(&record.id, &finish).await {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            tracing::warn!(run_id = %record.id, "run was already settled");
+            return;
+        }
+        Err(e) => {
+            // Left in flight: the next start (or another node) settles it.
+            tracing::error!(run_id = %record.id, error = %e, "cannot settle the run");
+            return;
+        }
+    };
+    let mut outcome = json!({
+        "model_calls": usage.model_calls,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+    });
+    match (&output, &error) {
+        (_, Some(error)) => outcome["error"] = json!(error),
+        (Some(output), None) => outcome["output"] = json!(output),
+        _ => {}
+    }
+    events.emit(status.event_type(), outcome).await;
+    events
+        .emit("worker.destroyed", destroyed_event(&settlement))
+        .await;
+    if let Some(started) = started {
+        edge.metrics.run_ended(status, started.elapsed());
+    }
+    tracing::info!(run_id = %record.id, status = status.as_str(), charged = settlement.charged, "run ended");
+}
+
+pub fn destroyed_event(s: &crate::ledger::Settlement) -> serde_json::Value {
+    json!({
+        "charged_micros": s.charged,
+        "released_micros": s.released,
+        "cost": {"model": s.model, "web": s.web, "compute": s.compute},
+    })
+}
+
+/// Every tick: compute metered and persisted, cancels from elsewhere seen.
+async fn tick(edge: &Arc<Edge>, run_id: &str, meter: &Meter, since: Instant) -> Ended {
+    let mut interval = tokio::time::interval(TICK);
+    interval.tick().await;
+    loop {
+        interval.tick().await;
+        meter.set_compute(compute_micros(edge, since.elapsed()));
+        let (usage, metered) = meter.snapshot();
+        if let Err(e) = edge.store.record_usage(run_id, &usage, &metered).await {
+            tracing::warn!(run_id, error = %e, "cannot persist usage");
+        }
+        if edge.store.cancel_requested(run_id).await.unwrap_or(false) {
+            return Ended::Cancelled;
+        }
+    }
+}
+
+fn compute_micros(edge: &Edge, lifetime: Duration) -> i64 {
+    let ms = i64::try_from(lifetime.as_millis()).unwrap_or(i64::MAX);
+    (ms.saturating_mul(edge.config.prices.compute_micros_per_second)
+        .saturating_add(999))
+        / 1000
+}
+
+async fn wait_true(mut rx: watch::Receiver<bool>) {
+    if rx.wait_for(|v| *v).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}

@@ -1,0 +1,120 @@
+//! Runs a node left in flight: after a crash (`kill -9`) the node finds its
+//! own on start, and any node finds a silent node's through the heartbeat.
+//! Each is ended `failed` with error `interrupted` and settled from the
+//! usage metered so far, so the ledger's invariants hold.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::lifecycle::destroyed_event;
+use crate::run::{RunError, RunRecord, RunStatus};
+use crate::server::Edge;
+use crate::store::{Finish, StoredEvent};
+use crate::timeline::Event;
+use crate::timestamp::now_ms;
+
+/// How often a node says it is alive.
+pub const HEARTBEAT: Duration = Duration::from_secs(2);
+/// Silence after which a node is presumed dead and its runs are settled.
+pub const NODE_DEAD_AFTER: Duration = Duration::from_secs(10);
+
+/// Settles this node's runs left from before the start.
+pub async fn recover_own(edge: &Edge) -> usize {
+    let runs = match edge.store.in_flight_on(&edge.node_id).await {
+        Ok(runs) => runs,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot list interrupted runs");
+            return 0;
+        }
+    };
+    let mut settled = 0;
+    for run in runs {
+        if edge.hub.get(&run.id).is_none() && settle_interrupted(edge, &run).await {
+            settled += 1;
+        }
+    }
+    if settled > 0 {
+        tracing::warn!(settled, "settled runs interrupted by a restart");
+    }
+    settled
+}
+
+/// Beats, and settles the runs of nodes that stopped beating.
+pub async fn heartbeat_loop(edge: Arc<Edge>) {
+    let mut interval = tokio::time::interval(HEARTBEAT);
+    loop {
+        interval.tick().await;
+        let now = now_ms();
+        let stale_before = now - NODE_DEAD_AFTER.as_millis() as i64;
+        let dead = match edge.store.heartbeat(&edge.node_id, now, stale_before).await {
+            Ok(dead) => dead,
+            Err(e) => {
+                tracing::warn!(error = %e, "heartbeat failed");
+                continue;
+            }
+        };
+        for node in dead {
+            match edge.store.adopt_runs(&node, &edge.node_id).await {
+                Ok(n) if n > 0 => {
+                    tracing::warn!(node, runs = n, "node is silent: settling its runs");
+                    recover_own(&edge).await;
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!(node, error = %e, "cannot adopt runs"),
+            }
+        }
+    }
+}
+
+async fn settle_interrupted(edge: &Edge, run: &RunRecord) -> bool {
+    let error = RunError::new(
+        "interrupted",
+        "the server stopped while the run was in flight",
+    );
+    let finish = Finish {
+        status: RunStatus::Failed,
+        output: None,
+        error: Some(error.clone()),
+        ended_at: now_ms(),
+        usage: run.usage,
+        metered: run.metered,
+    };
+    let settlement = match edge.store.finish_run(&run.id, &finish).await {
+        Ok(Some(s)) => s,
+        Ok(None) => return false,
+        Err(e) => {
+            tracing::error!(run_id = %run.id, error = %e, "cannot settle an interrupted run");
+            return false;
+        }
+    };
+    let last = edge.store.last_seq(&run.id).await.unwrap_or(0);
+    let outcome = json!({
+        "model_calls": run.usage.model_calls,
+        "total_tokens": run.usage.input_tokens + run.usage.output_tokens,
+        "error": error,
+    });
+    let events = [
+        Event::new(
+            last + 1,
+            RunStatus::Failed.event_type(),
+            run.created_at,
+            outcome,
+        ),
+        Event::new(
+            last + 2,
+            "worker.destroyed",
+            run.created_at,
+            destroyed_event(&settlement),
+        ),
+    ];
+    for event in events {
+        let stored: StoredEvent = event.to_stored();
+        if let Err(e) = edge.store.append_event(&run.id, &stored).await {
+            tracing::error!(run_id = %run.id, error = %e, "cannot store the interrupted run's last events");
+        }
+    }
+    edge.metrics.run_ended(RunStatus::Failed, Duration::ZERO);
+    true
+}

@@ -1,0 +1,261 @@
+//! The server, assembled in one place: the store (migrated, with runs a
+//! crash left in flight settled), the sandbox runtime, the timeline hub,
+//! the background tasks (heartbeat, retention purge), and the HTTP API,
+//! served until a shutdown signal; then in-flight runs get a grace period
+//! to finish, are cancelled if they do not, and are settled before exit.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ephemeral_runtime::{Runtime, RuntimeConfig};
+use tokio::net::TcpListener;
+use tokio::sync::{Notify, watch};
+
+use crate::config::Config;
+use crate::isolation::Isolation;
+use crate::metrics::Metrics;
+use crate::ratelimit::RateLimiter;
+use crate::store::{Store, StoreError};
+use crate::timeline::Hub;
+use crate::{api, recovery, retention};
+
+/// Time runs get to settle after being cancelled at the end of the grace period.
+const CANCEL_SETTLE: Duration = Duration::from_secs(10);
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot start the sandbox runtime: {0}")]
+    Runtime(String),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("this host offers isolation {offered}, below the required minimum {required}")]
+    Isolation {
+        offered: &'static str,
+        required: &'static str,
+    },
+    #[error("server error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What every request handler and run task shares.
+pub struct Edge {
+    pub config: Config,
+    pub store: Arc<Store>,
+    pub hub: Hub,
+    pub runtime: Arc<Runtime>,
+    pub node_id: String,
+    pub isolation: Isolation,
+    pub metrics: Metrics,
+    pub rate: RateLimiter,
+    cancels: Mutex<HashMap<String, watch::Sender<bool>>>,
+    draining: AtomicBool,
+    idle: Notify,
+}
+
+impl Edge {
+    /// Registers a run in flight; its cancel signal.
+    pub fn register_run(&self, run_id: &str) -> watch::Receiver<bool> {
+        let (tx, rx) = watch::channel(false);
+        self.lock_cancels().insert(run_id.to_string(), tx);
+        self.metrics.run_started();
+        rx
+    }
+
+    pub fn forget_run(&self, run_id: &str) {
+        self.hub.close(run_id);
+        let empty = {
+            let mut cancels = self.lock_cancels();
+            cancels.remove(run_id);
+            cancels.is_empty()
+        };
+        self.metrics.run_forgotten();
+        if empty {
+            self.idle.notify_waiters();
+        }
+    }
+
+    /// Cancels a run hosted here; `false` when it is not.
+    pub fn cancel_local(&self, run_id: &str) -> bool {
+        match self.lock_cancels().get(run_id) {
+            Some(tx) => {
+                tx.send_replace(true);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
+    }
+
+    pub fn runs_in_flight(&self) -> usize {
+        self.lock_cancels().len()
+    }
+
+    fn lock_cancels(&self) -> std::sync::MutexGuard<'_, HashMap<String, watch::Sender<bool>>> {
+        self.cancels.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits until no run is in flight, or `limit` passes.
+    async fn drain(&self, limit: Duration) -> bool {
+        let wait = async {
+            loop {
+                let idle = self.idle.notified();
+                if self.runs_in_flight() == 0 {
+                    return;
+                }
+                idle.await;
+            }
+        };
+        tokio::time::timeout(limit, wait).await.is_ok()
+    }
+}
+
+/// A server ready to serve.
+pub struct Server {
+    edge: Arc<Edge>,
+    listener: TcpListener,
+}
+
+impl Server {
+    pub async fn start(config: Config) -> Result<Server, ServerError> {
+        let store = Store::open(config.database_url.as_deref(), &config.sqlite_path()).await?;
+        let isolation = Isolation::Wasm;
+        if isolation < config.min_isolation {
+            return Err(ServerError::Isolation {
+                offered: isolation.timeline_name(),
+                required: config.min_isolation.timeline_name(),
+            });
+        }
+        let runtime = tokio::task::spawn_blocking(|| Runtime::new(RuntimeConfig::default()))
+            .await
+            .map_err(|e| ServerError::Runtime(e.to_string()))?
+            .map_err(|e| ServerError::Runtime(e.to_string()))?;
+        let listener =
+            TcpListener::bind(config.listen)
+                .await
+                .map_err(|source| ServerError::Listen {
+                    addr: config.listen,
+                    source,
+                })?;
+        let node_id = node_id(&config, &store, listener.local_addr()?);
+        let edge = Arc::new(Edge {
+            rate: RateLimiter::new(config.limits.runs_per_minute),
+            config,
+            store: Arc::new(store),
+            hub: Hub::default(),
+            runtime,
+            node_id,
+            isolation,
+            metrics: Metrics::new(),
+            cancels: Mutex::new(HashMap::new()),
+            draining: AtomicBool::new(false),
+            idle: Notify::new(),
+        });
+        recovery::recover_own(&edge).await;
+        if isolation == Isolation::Wasm {
+            tracing::warn!(
+                "isolation wasm: sandboxes run inside the server process (development only)"
+            );
+        }
+        Ok(Server { edge, listener })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener
+            .local_addr()
+            .unwrap_or_else(|_| self.edge.config.listen)
+    }
+
+    pub fn edge(&self) -> Arc<Edge> {
+        self.edge.clone()
+    }
+
+    /// Serves until `shutdown` resolves, then drains runs and returns.
+    pub async fn serve(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServerError> {
+        let edge = self.edge;
+        let background = [
+            tokio::spawn(recovery::heartbeat_loop(edge.clone())),
+            tokio::spawn(retention::purge_loop(edge.clone())),
+        ];
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let drain_edge = edge.clone();
+        let signal = async move {
+            shutdown.await;
+            drain_edge.draining.store(true, Ordering::SeqCst);
+            let grace = Duration::from_secs(drain_edge.config.shutdown_grace_seconds);
+            tracing::info!(
+                runs = drain_edge.runs_in_flight(),
+                "shutting down: letting runs finish"
+            );
+            if !drain_edge.drain(grace).await {
+                tracing::warn!("grace period over: cancelling the runs still in flight");
+                for id in drain_edge.lock_cancels().keys() {
+                    tracing::info!(run_id = %id, "cancelling");
+                }
+                for tx in drain_edge.lock_cancels().values() {
+                    tx.send_replace(true);
+                }
+                drain_edge.drain(CANCEL_SETTLE).await;
+            }
+            let _ = stop_tx.send(true);
+        };
+        let mut stop = stop_rx.clone();
+        let app = api::router(edge.clone());
+        let served = axum::serve(self.listener, app).with_graceful_shutdown(async move {
+            signal.await;
+            let _ = stop.wait_for(|v| *v).await;
+        });
+        let result = served.await;
+        for task in background {
+            task.abort();
+        }
+        result.map_err(ServerError::Io)
+    }
+}
+
+fn node_id(config: &Config, store: &Store, addr: SocketAddr) -> String {
+    if let Some(id) = &config.node_id {
+        return id.clone();
+    }
+    match store {
+        // One file, one node: the id only has to be stable.
+        Store::Sqlite(_) => "local".to_string(),
+        Store::Postgres(_) => {
+            let host = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
+            format!("{}:{}", host.trim(), addr.port())
+        }
+    }
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

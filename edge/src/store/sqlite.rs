@@ -1,0 +1,609 @@
+//! The embedded store: one SQLite file in WAL mode. One connection behind
+//! a mutex, used from blocking threads: SQLite serialises writers anyway,
+//! and `BEGIN IMMEDIATE` takes the write lock up front so two transactions
+//! never deadlock upgrading from read to write.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
+
+use super::row::{RunRow, json_columns, to_json};
+use super::schema::{IN_FLIGHT, MIGRATIONS, RUN_COLUMNS};
+use super::{
+    Created, Finish, LedgerTotals, NewRun, Org, OrgUpdate, Result, StoreError, StoredEvent,
+};
+use crate::ids::new_org_id;
+use crate::ledger::{Settlement, can_reserve, settle};
+use crate::run::{Metered, RunRecord, Usage};
+use crate::timestamp::now_ms;
+
+#[derive(Clone)]
+pub struct SqliteStore {
+    conn: Arc<Mutex<Connection>>,
+}
+
+impl SqliteStore {
+    pub async fn open(path: &Path) -> Result<SqliteStore> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::DataDir {
+                path: dir.display().to_string(),
+                source,
+            })?;
+        }
+        let path = path.to_path_buf();
+        let conn = tokio::task::spawn_blocking(move || -> Result<Connection> {
+            let mut conn = Connection::open(&path)?;
+            conn.busy_timeout(Duration::from_secs(10))?;
+            // WAL with synchronous=NORMAL survives a killed process (not
+            // a power cut, which FULL would); fine for an edge node.
+            conn.pragma_update(None, "journal_mode", "WAL")?;
+            conn.pragma_update(None, "synchronous", "NORMAL")?;
+            conn.pragma_update(None, "foreign_keys", "ON")?;
+            migrate(&mut conn)?;
+            Ok(conn)
+        })
+        .await
+        .map_err(|e| StoreError::Task(e.to_string()))??;
+        Ok(SqliteStore {
+            conn: Arc::new(Mutex::new(conn)),
+        })
+    }
+
+    async fn call<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let conn = self.conn.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut guard = conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            f(&mut guard)
+        })
+        .await
+        .map_err(|e| StoreError::Task(e.to_string()))?
+    }
+
+    pub async fn create_key(&self, org_name: &str, key_hash: &str, defaults: &Org) -> Result<Org> {
+        let (name, hash, defaults) = (org_name.to_string(), key_hash.to_string(), defaults.clone());
+        self.call(move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let org = ensure_org(&tx, &name, &defaults)?;
+            tx.execute(
+                "INSERT INTO api_keys (key_hash, org_id, created_at) VALUES (?1, ?2, ?3)",
+                params![hash, org.id, now_ms()],
+            )?;
+            tx.commit()?;
+            Ok(org)
+        })
+        .await
+    }
+
+    pub async fn org_for_key(&self, key_hash: &str) -> Result<Option<Org>> {
+        let hash = key_hash.to_string();
+        self.call(move |conn| {
+            let sql = format!(
+                "SELECT {ORG_COLUMNS} FROM orgs WHERE id = (SELECT org_id FROM api_keys WHERE key_hash = ?1)"
+            );
+            Ok(conn.query_row(&sql, [hash], org_from_row).optional()?)
+        })
+        .await
+    }
+
+    pub async fn org(&self, org_id: &str) -> Result<Option<Org>> {
+        let id = org_id.to_string();
+        self.call(move |conn| {
+            let sql = format!("SELECT {ORG_COLUMNS} FROM orgs WHERE id = ?1");
+            Ok(conn.query_row(&sql, [id], org_from_row).optional()?)
+        })
+        .await
+    }
+
+    pub async fn set_org(&self, name: &str, defaults: &Org, update: &OrgUpdate) -> Result<Org> {
+        let (name, defaults, update) = (name.to_string(), defaults.clone(), update.clone());
+        self.call(move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let org = ensure_org(&tx, &name, &defaults)?;
+            if let Some(balance) = update.balance_micros {
+                tx.execute("UPDATE orgs SET balance_micros = ?1 WHERE id = ?2", params![balance, org.id])?;
+                let delta = balance - org.balance_micros;
+                tx.execute(
+                    "INSERT INTO ledger_entries (org_id, run_id, kind, amount_micros, at) VALUES (?1, '', 'adjust', ?2, ?3)",
+                    params![org.id, delta, now_ms()],
+                )?;
+            }
+            if let Some(cap) = update.per_run_cap_micros {
+                tx.execute("UPDATE orgs SET per_run_cap_micros = ?1 WHERE id = ?2", params![cap, org.id])?;
+            }
+            if let Some(zdr) = update.zero_data_retention {
+                tx.execute("UPDATE orgs SET zero_data_retention = ?1 WHERE id = ?2", params![zdr as i64, org.id])?;
+            }
+            let sql = format!("SELECT {ORG_COLUMNS} FROM orgs WHERE id = ?1");
+            let org = tx.query_row(&sql, [&org.id], org_from_row)?;
+            tx.commit()?;
+            Ok(org)
+        })
+        .await
+    }
+
+    pub async fn create_run(&self, new: &NewRun) -> Result<Created> {
+        let new = new.clone();
+        self.call(move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let run = &new.record;
+            if let Some(claim) = &new.idempotency {
+                let previous: Option<(String, String, String)> = tx
+                    .query_row(
+                        "SELECT fingerprint, run_id, response FROM idempotency_keys
+                         WHERE org_id = ?1 AND key = ?2 AND created_at >= ?3",
+                        params![run.org_id, claim.key, claim.not_before],
+                        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                    )
+                    .optional()?;
+                if let Some((fingerprint, run_id, response)) = previous {
+                    return Ok(if fingerprint == claim.fingerprint {
+                        Created::Replayed { run_id, response }
+                    } else {
+                        Created::KeyReused
+                    });
+                }
+            }
+            let in_flight: i64 = tx.query_row(
+                &format!("SELECT COUNT(*) FROM runs WHERE org_id = ?1 AND status IN {IN_FLIGHT}"),
+                [&run.org_id],
+                |r| r.get(0),
+            )?;
+            if in_flight >= new.max_in_flight {
+                return Ok(Created::TooManyInFlight);
+            }
+            let (balance, held): (i64, i64) = tx.query_row(
+                "SELECT balance_micros, held_micros FROM orgs WHERE id = ?1",
+                [&run.org_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            if !can_reserve(balance, held, run.reserved_micros) {
+                return Ok(Created::InsufficientFunds { available: (balance - held).max(0) });
+            }
+            tx.execute(
+                "UPDATE orgs SET held_micros = held_micros + ?1 WHERE id = ?2",
+                params![run.reserved_micros, run.org_id],
+            )?;
+            insert_run(&tx, run)?;
+            tx.execute(
+                "INSERT INTO ledger_entries (org_id, run_id, kind, amount_micros, at) VALUES (?1, ?2, 'reserve', ?3, ?4)",
+                params![run.org_id, run.id, run.reserved_micros, run.created_at],
+            )?;
+            if let Some(claim) = &new.idempotency {
+                tx.execute(
+                    "INSERT INTO idempotency_keys (org_id, key, fingerprint, run_id, response, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT (org_id, key) DO UPDATE SET fingerprint = excluded.fingerprint,
+                       run_id = excluded.run_id, response = excluded.response, created_at = excluded.created_at",
+                    params![run.org_id, claim.key, claim.fingerprint, run.id, claim.response, run.created_at],
+                )?;
+            }
+            tx.commit()?;
+            Ok(Created::Created)
+        })
+        .await
+    }
+
+    pub async fn start_run(&self, run_id: &str, isolation: &str, at: i64) -> Result<()> {
+        let (id, isolation) = (run_id.to_string(), isolation.to_string());
+        self.call(move |conn| {
+            conn.execute(
+                "UPDATE runs SET status = 'running', isolation = ?2, started_at = ?3 WHERE id = ?1 AND status = 'queued'",
+                params![id, isolation, at],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    pub async fn append_event(&self, run_id: &str, event: &StoredEvent) -> Result<()> {
+        let (id, event) = (run_id.to_string(), event.clone());
+        self.call(move |conn| {
+            conn.execute(
+                "INSERT INTO events (run_id, seq, type, data) VALUES (?1, ?2, ?3, ?4)",
+                params![id, event.seq, event.kind, event.data],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    pub async fn record_usage(&self, run_id: &str, usage: &Usage, metered: &Metered) -> Result<()> {
+        let (id, u, m) = (run_id.to_string(), *usage, *metered);
+        self.call(move |conn| {
+            conn.execute(
+                &format!(
+                    "UPDATE runs SET model_micros = ?2, web_micros = ?3, compute_micros = ?4,
+                     model_calls = ?5, input_tokens = ?6, output_tokens = ?7
+                     WHERE id = ?1 AND status IN {IN_FLIGHT}"
+                ),
+                params![
+                    id,
+                    m.model_micros,
+                    m.web_micros,
+                    m.compute_micros,
+                    u.model_calls,
+                    u.input_tokens,
+                    u.output_tokens
+                ],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    pub async fn finish_run(&self, run_id: &str, finish: &Finish) -> Result<Option<Settlement>> {
+        let (id, finish) = (run_id.to_string(), finish.clone());
+        self.call(move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let row: Option<(String, i64)> = tx
+                .query_row(
+                    &format!("SELECT org_id, reserved_micros FROM runs WHERE id = ?1 AND status IN {IN_FLIGHT}"),
+                    [&id],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()?;
+            let Some((org_id, reserved)) = row else { return Ok(None) };
+            let s = settle(reserved, finish.metered);
+            let (u, m) = (finish.usage, finish.metered);
+            tx.execute(
+                "UPDATE runs SET status = ?2, output = ?3, error = ?4, ended_at = ?5, settlement = ?6,
+                 model_micros = ?7, web_micros = ?8, compute_micros = ?9,
+                 model_calls = ?10, input_tokens = ?11, output_tokens = ?12
+                 WHERE id = ?1",
+                params![
+                    id,
+                    finish.status.as_str(),
+                    finish.output,
+                    finish.error.as_ref().map(to_json),
+                    finish.ended_at,
+                    to_json(&s),
+                    m.model_micros,
+                    m.web_micros,
+                    m.compute_micros,
+                    u.model_calls,
+                    u.input_tokens,
+                    u.output_tokens
+                ],
+            )?;
+            tx.execute(
+                "UPDATE orgs SET held_micros = held_micros - ?1, balance_micros = balance_micros - ?2 WHERE id = ?3",
+                params![s.reserved, s.charged, org_id],
+            )?;
+            tx.execute(
+                "INSERT INTO ledger_entries (org_id, run_id, kind, amount_micros, at) VALUES (?1, ?2, 'charge', ?3, ?4)",
+                params![org_id, id, s.charged, finish.ended_at],
+            )?;
+            tx.commit()?;
+            Ok(Some(s))
+        })
+        .await
+    }
+
+    pub async fn run(&self, run_id: &str) -> Result<Option<RunRecord>> {
+        let id = run_id.to_string();
+        self.call(move |conn| {
+            let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1");
+            let row = conn.query_row(&sql, [id], run_row).optional()?;
+            row.map(RunRow::into_record).transpose()
+        })
+        .await
+    }
+
+    pub async fn list_runs(
+        &self,
+        org_id: &str,
+        limit: i64,
+        before: Option<&str>,
+    ) -> Result<Vec<RunRecord>> {
+        let (org, before) = (org_id.to_string(), before.map(str::to_string));
+        self.call(move |conn| {
+            let rows = match before {
+                Some(before) => {
+                    let sql = format!(
+                        "SELECT {RUN_COLUMNS} FROM runs WHERE org_id = ?1 AND (created_at, id) <
+                         (SELECT created_at, id FROM runs WHERE id = ?2 AND org_id = ?1)
+                         ORDER BY created_at DESC, id DESC LIMIT ?3"
+                    );
+                    let mut stmt = conn.prepare(&sql)?;
+                    stmt.query_map(params![org, before, limit], run_row)?.collect::<rusqlite::Result<Vec<_>>>()?
+                }
+                None => {
+                    let sql = format!(
+                        "SELECT {RUN_COLUMNS} FROM runs WHERE org_id = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2"
+                    );
+                    let mut stmt = conn.prepare(&sql)?;
+                    stmt.query_map(params![org, limit], run_row)?.collect::<rusqlite::Result<Vec<_>>>()?
+                }
+            };
+            rows.into_iter().map(RunRow::into_record).collect()
+        })
+        .await
+    }
+
+    pub async fn events(&self, run_id: &str, after_seq: i64) -> Result<Vec<StoredEvent>> {
+        let id = run_id.to_string();
+        self.call(move |conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT seq, type, data FROM events WHERE run_id = ?1 AND seq > ?2 ORDER BY seq",
+            )?;
+            let events = stmt
+                .query_map(params![id, after_seq], |r| {
+                    Ok(StoredEvent {
+                        seq: r.get(0)?,
+                        kind: r.get(1)?,
+                        data: r.get(2)?,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(events)
+        })
+        .await
+    }
+
+    pub async fn last_seq(&self, run_id: &str) -> Result<i64> {
+        let id = run_id.to_string();
+        self.call(move |conn| {
+            Ok(conn.query_row(
+                "SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?1",
+                [id],
+                |r| r.get(0),
+            )?)
+        })
+        .await
+    }
+
+    pub async fn in_flight_on(&self, node_id: &str) -> Result<Vec<RunRecord>> {
+        let node = node_id.to_string();
+        self.call(move |conn| {
+            let sql = format!(
+                "SELECT {RUN_COLUMNS} FROM runs WHERE node_id = ?1 AND status IN {IN_FLIGHT}"
+            );
+            let mut stmt = conn.prepare(&sql)?;
+            let rows = stmt
+                .query_map([node], run_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            rows.into_iter().map(RunRow::into_record).collect()
+        })
+        .await
+    }
+
+    pub async fn heartbeat(
+        &self,
+        node_id: &str,
+        now: i64,
+        stale_before: i64,
+    ) -> Result<Vec<String>> {
+        let node = node_id.to_string();
+        self.call(move |conn| {
+            conn.execute(
+                "INSERT INTO nodes (id, heartbeat_at) VALUES (?1, ?2)
+                 ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at",
+                params![node, now],
+            )?;
+            let mut stmt =
+                conn.prepare("SELECT id FROM nodes WHERE heartbeat_at < ?1 AND id <> ?2")?;
+            let stale = stmt
+                .query_map(params![stale_before, node], |r| r.get(0))?
+                .collect::<rusqlite::Result<Vec<String>>>()?;
+            Ok(stale)
+        })
+        .await
+    }
+
+    pub async fn adopt_runs(&self, from: &str, to: &str) -> Result<u64> {
+        let (from, to) = (from.to_string(), to.to_string());
+        self.call(move |conn| {
+            let n = conn.execute(
+                &format!(
+                    "UPDATE runs SET node_id = ?2 WHERE node_id = ?1 AND status IN {IN_FLIGHT}"
+                ),
+                params![from, to],
+            )?;
+            conn.execute("DELETE FROM nodes WHERE id = ?1", [from])?;
+            Ok(n as u64)
+        })
+        .await
+    }
+
+    pub async fn request_cancel(&self, run_id: &str) -> Result<()> {
+        let id = run_id.to_string();
+        self.call(move |conn| {
+            conn.execute("UPDATE runs SET cancel_requested = 1 WHERE id = ?1", [id])?;
+            Ok(())
+        })
+        .await
+    }
+
+    pub async fn cancel_requested(&self, run_id: &str) -> Result<bool> {
+        let id = run_id.to_string();
+        self.call(move |conn| {
+            let flag: Option<i64> = conn
+                .query_row(
+                    "SELECT cancel_requested FROM runs WHERE id = ?1",
+                    [id],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            Ok(flag == Some(1))
+        })
+        .await
+    }
+
+    pub async fn purge(&self, now: i64, idempotency_before: i64) -> Result<u64> {
+        self.call(move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let expired =
+                format!("SELECT id FROM runs WHERE expires_at < ?1 AND status NOT IN {IN_FLIGHT}");
+            tx.execute(
+                &format!("DELETE FROM events WHERE run_id IN ({expired})"),
+                [now],
+            )?;
+            tx.execute(
+                &format!("DELETE FROM idempotency_keys WHERE run_id IN ({expired})"),
+                [now],
+            )?;
+            let n = tx.execute(&format!("DELETE FROM runs WHERE id IN ({expired})"), [now])?;
+            tx.execute(
+                "DELETE FROM idempotency_keys WHERE created_at < ?1",
+                [idempotency_before],
+            )?;
+            tx.commit()?;
+            Ok(n as u64)
+        })
+        .await
+    }
+
+    pub async fn ledger_totals(&self) -> Result<LedgerTotals> {
+        self.call(|conn| {
+            let (balance, held) = conn.query_row(
+                "SELECT COALESCE(SUM(balance_micros), 0), COALESCE(SUM(held_micros), 0) FROM orgs",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            let (charged, reserved) = conn.query_row(
+                "SELECT COALESCE(SUM(CASE WHEN kind = 'charge' THEN amount_micros END), 0),
+                        COALESCE(SUM(CASE WHEN kind = 'reserve' THEN amount_micros END), 0)
+                 FROM ledger_entries",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            Ok(LedgerTotals {
+                balance_micros: balance,
+                held_micros: held,
+                charged_micros: charged,
+                reserved_micros: reserved,
+            })
+        })
+        .await
+    }
+
+    pub async fn status_counts(&self) -> Result<BTreeMap<String, i64>> {
+        self.call(|conn| {
+            let mut stmt = conn.prepare("SELECT status, COUNT(*) FROM runs GROUP BY status")?;
+            let counts = stmt
+                .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?
+                .collect::<rusqlite::Result<BTreeMap<_, _>>>()?;
+            Ok(counts)
+        })
+        .await
+    }
+}
+
+const ORG_COLUMNS: &str =
+    "id, name, balance_micros, held_micros, per_run_cap_micros, zero_data_retention";
+
+fn org_from_row(r: &Row<'_>) -> rusqlite::Result<Org> {
+    Ok(Org {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        balance_micros: r.get(2)?,
+        held_micros: r.get(3)?,
+        per_run_cap_micros: r.get(4)?,
+        zero_data_retention: r.get::<_, i64>(5)? != 0,
+    })
+}
+
+fn ensure_org(tx: &rusqlite::Transaction<'_>, name: &str, defaults: &Org) -> Result<Org> {
+    let sql = format!("SELECT {ORG_COLUMNS} FROM orgs WHERE name = ?1");
+    if let Some(org) = tx.query_row(&sql, [name], org_from_row).optional()? {
+        return Ok(org);
+    }
+    let org = Org {
+        id: new_org_id(),
+        name: name.to_string(),
+        held_micros: 0,
+        ..defaults.clone()
+    };
+    tx.execute(
+        "INSERT INTO orgs (id, name, balance_micros, held_micros, per_run_cap_micros, zero_data_retention, created_at)
+         VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6)",
+        params![org.id, org.name, org.balance_micros, org.per_run_cap_micros, org.zero_data_retention as i64, now_ms()],
+    )?;
+    tx.execute(
+        "INSERT INTO ledger_entries (org_id, run_id, kind, amount_micros, at) VALUES (?1, '', 'adjust', ?2, ?3)",
+        params![org.id, org.balance_micros, now_ms()],
+    )?;
+    Ok(org)
+}
+
+fn insert_run(tx: &rusqlite::Transaction<'_>, run: &RunRecord) -> Result<()> {
+    let (permissions, metadata) = json_columns(run);
+    tx.execute(
+        "INSERT INTO runs (id, org_id, status, created_at, expires_at, model, permissions, metadata,
+                           prompt, reserved_micros, node_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        params![
+            run.id,
+            run.org_id,
+            run.status.as_str(),
+            run.created_at,
+            run.expires_at,
+            run.model,
+            permissions,
+            metadata,
+            run.prompt,
+            run.reserved_micros,
+            run.node_id
+        ],
+    )?;
+    Ok(())
+}
+
+fn run_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
+    Ok(RunRow {
+        id: r.get(0)?,
+        org_id: r.get(1)?,
+        status: r.get(2)?,
+        created_at: r.get(3)?,
+        started_at: r.get(4)?,
+        ended_at: r.get(5)?,
+        expires_at: r.get(6)?,
+        model: r.get(7)?,
+        isolation: r.get(8)?,
+        permissions: r.get(9)?,
+        metadata: r.get(10)?,
+        prompt: r.get(11)?,
+        output: r.get(12)?,
+        error: r.get(13)?,
+        reserved_micros: r.get(14)?,
+        metered: [r.get(15)?, r.get(16)?, r.get(17)?],
+        usage: [r.get(18)?, r.get(19)?, r.get(20)?],
+        settlement: r.get(21)?,
+        node_id: r.get(22)?,
+    })
+}
+
+fn migrate(conn: &mut Connection) -> Result<()> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL)",
+    )?;
+    let current: i64 = conn.query_row(
+        "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+        [],
+        |r| r.get(0),
+    )?;
+    let known = MIGRATIONS.last().map_or(0, |m| m.0);
+    if current > known {
+        return Err(StoreError::SchemaTooNew {
+            found: current,
+            known,
+        });
+    }
+    for (version, script) in MIGRATIONS.iter().filter(|m| m.0 > current) {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Exclusive)?;
+        tx.execute_batch(script)?;
+        tx.execute(
+            "INSERT INTO schema_migrations (version, applied_at) VALUES (?1, ?2)",
+            params![version, now_ms()],
+        )?;
+        tx.commit()?;
+        tracing::info!(version, "applied migration");
+    }
+    Ok(())
+}

@@ -1,0 +1,171 @@
+//! The timeline: a run's events in order, each with its sequence number.
+//!
+//! A live run's events are kept in memory by the `Hub` for as long as the
+//! run lasts, so a reader, however slow, reads them at its own pace from
+//! that buffer and never makes the run wait or lose an event; a finished
+//! run's events come from the store. Readers are woken by a `watch`
+//! channel holding the last sequence number.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value, json};
+use tokio::sync::watch;
+
+use crate::store::StoredEvent;
+use crate::timestamp::{now_ms, rfc3339};
+
+/// One timeline event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub seq: i64,
+    pub kind: String,
+    /// The event's JSON data, with `at` and `t_ms`.
+    pub data: Value,
+}
+
+impl Event {
+    /// Builds an event at `now`, for a run created at `created_at`.
+    pub fn new(seq: i64, kind: &str, created_at: i64, fields: Value) -> Event {
+        let now = now_ms();
+        let mut data = match fields {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        data.insert("at".into(), json!(rfc3339(now)));
+        data.insert("t_ms".into(), json!((now - created_at).max(0)));
+        Event {
+            seq,
+            kind: kind.to_string(),
+            data: Value::Object(data),
+        }
+    }
+
+    pub fn to_stored(&self) -> StoredEvent {
+        StoredEvent {
+            seq: self.seq,
+            kind: self.kind.clone(),
+            data: self.data.to_string(),
+        }
+    }
+
+    pub fn from_stored(stored: StoredEvent) -> Event {
+        let data = serde_json::from_str(&stored.data).unwrap_or(Value::Null);
+        Event {
+            seq: stored.seq,
+            kind: stored.kind,
+            data,
+        }
+    }
+
+    /// As in `GET /v1/runs/{id}`'s timeline.
+    pub fn to_json(&self) -> Value {
+        json!({"seq": self.seq, "type": self.kind, "data": self.data})
+    }
+
+    /// The last event of every run.
+    pub fn is_last(&self) -> bool {
+        self.kind == "worker.destroyed"
+    }
+}
+
+/// A live run's events and the signal readers wait on.
+pub struct LiveTimeline {
+    events: Mutex<Vec<Event>>,
+    latest: watch::Sender<i64>,
+}
+
+impl LiveTimeline {
+    fn new() -> LiveTimeline {
+        LiveTimeline {
+            events: Mutex::new(Vec::new()),
+            latest: watch::channel(0).0,
+        }
+    }
+
+    pub fn push(&self, event: Event) {
+        let seq = event.seq;
+        self.lock().push(event);
+        self.latest.send_replace(seq);
+    }
+
+    /// Events with a sequence number above `after`.
+    pub fn after(&self, after: i64) -> Vec<Event> {
+        let events = self.lock();
+        let start = events.partition_point(|e| e.seq <= after);
+        events[start..].to_vec()
+    }
+
+    pub fn subscribe(&self) -> watch::Receiver<i64> {
+        self.latest.subscribe()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Event>> {
+        self.events
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Every live run of this node, by id.
+#[derive(Default)]
+pub struct Hub {
+    runs: Mutex<HashMap<String, Arc<LiveTimeline>>>,
+}
+
+impl Hub {
+    pub fn open(&self, run_id: &str) -> Arc<LiveTimeline> {
+        let timeline = Arc::new(LiveTimeline::new());
+        self.lock().insert(run_id.to_string(), timeline.clone());
+        timeline
+    }
+
+    pub fn get(&self, run_id: &str) -> Option<Arc<LiveTimeline>> {
+        self.lock().get(run_id).cloned()
+    }
+
+    /// Forgets a finished run: readers still holding it finish from memory,
+    /// new ones read the store.
+    pub fn close(&self, run_id: &str) {
+        self.lock().remove(run_id);
+    }
+
+    pub fn live_runs(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<LiveTimeline>>> {
+        self.runs
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_carry_time_and_offset() {
+        let e = Event::new(
+            1,
+            "budget.reserved",
+            now_ms() - 5,
+            json!({"reserved_micros": 40}),
+        );
+        assert_eq!(e.data["reserved_micros"], 40);
+        assert!(e.data["t_ms"].as_i64().unwrap() >= 5);
+        assert!(e.data["at"].as_str().unwrap().ends_with('Z'));
+    }
+
+    #[test]
+    fn readers_take_what_they_have_not_seen() {
+        let live = LiveTimeline::new();
+        for seq in 1..=5 {
+            live.push(Event::new(seq, "x", 0, json!({})));
+        }
+        let seqs: Vec<i64> = live.after(3).iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, [4, 5]);
+        assert!(live.after(5).is_empty());
+    }
+}
