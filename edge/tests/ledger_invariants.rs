@@ -77,7 +77,7 @@ async fn one_run(base: &str, key: &str, n: usize) -> (String, i64) {
     assert_eq!(status, 201, "{run}");
     let id = run["id"].as_str().unwrap().to_string();
     let cancel_after = rand::rng().random_range(0..1500);
-    if n % 3 == 0 {
+    if n.is_multiple_of(3) {
         tokio::time::sleep(Duration::from_millis(cancel_after)).await;
         let response = client()
             .post(format!("{base}/v1/runs/{id}/cancel"))
