@@ -93,35 +93,77 @@ async fn mangled_requests_never_get_a_5xx() {
     })
     .await;
     let key = server.org("fuzz", i64::MAX / 4).await;
-    let http = reqwest::Client::builder().timeout(Duration::from_secs(20)).build().unwrap();
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap();
     let mut rng = StdRng::seed_from_u64(0xE9E3);
     let mut created = 0;
     for case in 0..CASES {
         let body = mangle(&mut rng);
-        let mut request = http.post(format!("{}/v1/runs", server.base)).bearer_auth(&key).body(body.clone());
+        let mut request = http
+            .post(format!("{}/v1/runs", server.base))
+            .bearer_auth(&key)
+            .body(body.clone());
         if rng.random_range(0..5) == 0 {
-            let header: String = (0..rng.random_range(0..300)).map(|_| rng.random_range(0x20u8..0x7f) as char).collect();
+            let header: String = (0..rng.random_range(0..300))
+                .map(|_| rng.random_range(0x20u8..0x7f) as char)
+                .collect();
             request = request.header("Idempotency-Key", header);
         }
         if rng.random_range(0..5) == 0 {
-            request = request.header("Last-Event-ID", "-7").header("Accept", "text/event-stream, */*");
+            request = request
+                .header("Last-Event-ID", "-7")
+                .header("Accept", "text/event-stream, */*");
         }
-        let response = request.send().await.unwrap_or_else(|e| panic!("case {case}: no answer: {e}"));
+        let response = request
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("case {case}: no answer: {e}"));
         let status = response.status().as_u16();
-        assert!(status < 500, "case {case}: {status} for {}", String::from_utf8_lossy(&body));
+        assert!(
+            status < 500,
+            "case {case}: {status} for {}",
+            String::from_utf8_lossy(&body)
+        );
         if status >= 400 {
-            assert_eq!(response.headers()["content-type"], "application/problem+json", "case {case}");
+            assert_eq!(
+                response.headers()["content-type"],
+                "application/problem+json",
+                "case {case}"
+            );
         } else {
             created += 1;
         }
     }
     assert!(created > 0, "some mutations stay valid");
     // Paths and methods.
-    let paths = ["/v1/runs/run_", "/v1/runs/%00", "/v1/runs/run_zz/events", "/v1/runs//cancel", "/problems/..%2f", "/v1/runs?limit=-1&before=%ff"];
+    let paths = [
+        "/v1/runs/run_",
+        "/v1/runs/%00",
+        "/v1/runs/run_zz/events",
+        "/v1/runs//cancel",
+        "/problems/..%2f",
+        "/v1/runs?limit=-1&before=%ff",
+    ];
     for path in paths {
-        for method in [reqwest::Method::GET, reqwest::Method::POST, reqwest::Method::PUT, reqwest::Method::DELETE] {
-            let response = client().request(method.clone(), format!("{}{path}", server.base)).bearer_auth(&key).send().await.unwrap();
-            assert!(response.status().as_u16() < 500, "{method} {path}: {}", response.status());
+        for method in [
+            reqwest::Method::GET,
+            reqwest::Method::POST,
+            reqwest::Method::PUT,
+            reqwest::Method::DELETE,
+        ] {
+            let response = client()
+                .request(method.clone(), format!("{}{path}", server.base))
+                .bearer_auth(&key)
+                .send()
+                .await
+                .unwrap();
+            assert!(
+                response.status().as_u16() < 500,
+                "{method} {path}: {}",
+                response.status()
+            );
         }
     }
     server.stop().await;

@@ -21,7 +21,14 @@ async fn the_document_describes_the_server() {
     let server = TestServer::start(Backend::Sqlite).await;
     let key = server.org("acme", 1_000_000).await;
 
-    let served: Value = client().get(format!("{}/v1/openapi.json", server.base)).send().await.unwrap().json().await.unwrap();
+    let served: Value = client()
+        .get(format!("{}/v1/openapi.json", server.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(served, doc);
 
     let (_, _, run) = post_run(&server.base, &key, &script("echo hi", 1_000), None).await;
@@ -35,26 +42,55 @@ async fn the_document_describes_the_server() {
         for method in item.as_object().unwrap().keys() {
             let request = match method.as_str() {
                 "get" => client().get(format!("{}{concrete}", server.base)),
-                "post" => client().post(format!("{}{concrete}", server.base)).json(&script("echo", 1_000)),
+                "post" => client()
+                    .post(format!("{}{concrete}", server.base))
+                    .json(&script("echo", 1_000)),
                 other => panic!("undocumented method {other}"),
             };
-            let status = request.bearer_auth(&key).send().await.unwrap().status().as_u16();
-            assert!(status != 404 && status != 405, "{method} {path} answered {status}");
+            let status = request
+                .bearer_auth(&key)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16();
+            assert!(
+                status != 404 && status != 405,
+                "{method} {path} answered {status}"
+            );
             let documented = item[method]["responses"].as_object().unwrap();
-            assert!(documented.contains_key(&status.to_string()), "{method} {path} answered undocumented {status}");
+            assert!(
+                documented.contains_key(&status.to_string()),
+                "{method} {path} answered undocumented {status}"
+            );
         }
     }
 
     // The run object has every required field the schema lists, and no other.
     let run_schema = &doc["components"]["schemas"]["Run"];
-    let required: Vec<&str> = run_schema["required"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    let required: Vec<&str> = run_schema["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
     let (_, run) = support::get_json(&server.base, &key, &format!("/v1/runs/{id}")).await;
-    let mut keys: Vec<&str> = run.as_object().unwrap().keys().map(String::as_str).filter(|k| *k != "timeline").collect();
+    let mut keys: Vec<&str> = run
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .filter(|k| *k != "timeline")
+        .collect();
     keys.sort();
     let mut want = required.clone();
     want.sort();
     assert_eq!(keys, want);
-    let request_fields: Vec<&String> = doc["components"]["schemas"]["RunRequest"]["properties"].as_object().unwrap().keys().collect();
+    let request_fields: Vec<&String> = doc["components"]["schemas"]["RunRequest"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
     assert_eq!(request_fields.len(), 10, "API.md's ten request fields");
 
     // Every problem status appears among the documented responses.
@@ -69,7 +105,10 @@ async fn the_document_describes_the_server() {
         if *slug == "internal" || *slug == "method-not-allowed" {
             continue;
         }
-        assert!(statuses.contains(&status.to_string()), "{slug} ({status}) is documented nowhere");
+        assert!(
+            statuses.contains(&status.to_string()),
+            "{slug} ({status}) is documented nowhere"
+        );
     }
     server.stop().await;
 }

@@ -13,7 +13,11 @@ use support::{Backend, TestServer, get_json, post_run, script};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_finishes_runs_in_flight_then_exits() {
     let data = tempfile::tempdir().unwrap();
-    let out = Command::new(support::binary()).args(["keys", "create", "--org", "acme", "--data"]).arg(data.path()).output().unwrap();
+    let out = Command::new(support::binary())
+        .args(["keys", "create", "--org", "acme", "--data"])
+        .arg(data.path())
+        .output()
+        .unwrap();
     let key = String::from_utf8(out.stdout).unwrap().trim().to_string();
     let mut child = Command::new(support::binary())
         .args(["serve", "--listen", "127.0.0.1:0", "--data"])
@@ -65,6 +69,10 @@ async fn past_the_grace_period_runs_are_cancelled_and_settled() {
 }
 
 fn unsafe_kill(pid: u32, signal: i32) {
-    let status = Command::new("kill").arg(format!("-{signal}")).arg(pid.to_string()).status().unwrap();
+    let status = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
     assert!(status.success());
 }

@@ -9,7 +9,10 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use support::{Backend, SseEvent, TestServer, client, parse_sse, post_run, script, wait_run};
 
-on_both_stores!(resume_mid_run_with_last_event_id, a_stalled_reader_neither_blocks_nor_loses);
+on_both_stores!(
+    resume_mid_run_with_last_event_id,
+    a_stalled_reader_neither_blocks_nor_loses
+);
 
 /// Reads SSE events off `response` until `n` have come.
 async fn take_events(response: reqwest::Response, n: usize) -> Vec<SseEvent> {
@@ -25,14 +28,26 @@ async fn take_events(response: reqwest::Response, n: usize) -> Vec<SseEvent> {
 async fn resume_mid_run_with_last_event_id(backend: Backend) {
     let server = TestServer::start(backend).await;
     let key = server.org("acme", 1_000_000).await;
-    let (_, _, run) = post_run(&server.base, &key, &script("echo a\nsleep 1\necho b\nsleep 1\necho c", 50_000), None).await;
+    let (_, _, run) = post_run(
+        &server.base,
+        &key,
+        &script("echo a\nsleep 1\necho b\nsleep 1\necho c", 50_000),
+        None,
+    )
+    .await;
     let id = run["id"].as_str().unwrap();
     let url = format!("{}/v1/runs/{id}/events", server.base);
     let first = client().get(&url).bearer_auth(&key).send().await.unwrap();
     let head = take_events(first, 5).await;
     let last = head.last().unwrap().id;
     // Reconnect while the run is still going.
-    let rest = client().get(&url).bearer_auth(&key).header("Last-Event-ID", last.to_string()).send().await.unwrap();
+    let rest = client()
+        .get(&url)
+        .bearer_auth(&key)
+        .header("Last-Event-ID", last.to_string())
+        .send()
+        .await
+        .unwrap();
     let rest = support::read_sse(rest).await;
     assert_eq!(rest.first().unwrap().id, last + 1);
     let all: Vec<i64> = head.iter().chain(rest.iter()).map(|e| e.id).collect();
@@ -53,14 +68,35 @@ async fn a_stalled_reader_neither_blocks_nor_loses(backend: Backend) {
     let server = TestServer::start(backend).await;
     let key = server.org("acme", 1_000_000).await;
     // Plenty of output events while nobody reads.
-    let (_, _, run) = post_run(&server.base, &key, &script("for i in $(seq 1 300); do echo line $i; sleep 0.001; done", 50_000), None).await;
+    let (_, _, run) = post_run(
+        &server.base,
+        &key,
+        &script(
+            "for i in $(seq 1 300); do echo line $i; sleep 0.001; done",
+            50_000,
+        ),
+        None,
+    )
+    .await;
     let id = run["id"].as_str().unwrap();
-    let stalled = client().get(format!("{}/v1/runs/{id}/events", server.base)).bearer_auth(&key).send().await.unwrap();
+    let stalled = client()
+        .get(format!("{}/v1/runs/{id}/events", server.base))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
     let run = wait_run(&server.base, &key, id).await;
-    assert_eq!(run["status"], "succeeded", "the run ended while its reader slept");
+    assert_eq!(
+        run["status"], "succeeded",
+        "the run ended while its reader slept"
+    );
     let events = support::read_sse(stalled).await;
     assert_eq!(events.len(), run["timeline"].as_array().unwrap().len());
-    let text: String = events.iter().filter(|e| e.kind == "shell.output").map(|e| e.data["data"].as_str().unwrap().to_string()).collect();
+    let text: String = events
+        .iter()
+        .filter(|e| e.kind == "shell.output")
+        .map(|e| e.data["data"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(text.lines().count(), 300);
     assert!(text.ends_with("line 300\n"));
     server.stop().await;
@@ -70,12 +106,20 @@ async fn a_stalled_reader_neither_blocks_nor_loses(backend: Backend) {
 async fn many_live_readers_each_get_every_event() {
     let server = TestServer::start(Backend::Sqlite).await;
     let key = server.org("acme", 1_000_000).await;
-    let (_, _, run) = post_run(&server.base, &key, &script("sleep 0.5\nseq 1 50\nsleep 0.3\necho end", 50_000), None).await;
+    let (_, _, run) = post_run(
+        &server.base,
+        &key,
+        &script("sleep 0.5\nseq 1 50\nsleep 0.3\necho end", 50_000),
+        None,
+    )
+    .await;
     let id = run["id"].as_str().unwrap().to_string();
     let readers: Vec<_> = (0..200)
         .map(|_| {
             let (url, key) = (format!("{}/v1/runs/{id}/events", server.base), key.clone());
-            tokio::spawn(async move { support::read_sse(client().get(url).bearer_auth(key).send().await.unwrap()).await })
+            tokio::spawn(async move {
+                support::read_sse(client().get(url).bearer_auth(key).send().await.unwrap()).await
+            })
         })
         .collect();
     let run = wait_run(&server.base, &key, &id).await;
@@ -91,7 +135,11 @@ async fn many_live_readers_each_get_every_event() {
 async fn http2_without_tls_serves_the_api() {
     let server = TestServer::start(Backend::Sqlite).await;
     let key = server.org("acme", 1_000_000).await;
-    let h2 = reqwest::Client::builder().http2_prior_knowledge().timeout(Duration::from_secs(30)).build().unwrap();
+    let h2 = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
     let response = h2
         .post(format!("{}/v1/runs", server.base))
         .bearer_auth(&key)

@@ -1,18 +1,24 @@
-//! `ephemeral demo`: the seed run's shell steps in a fresh sandbox, shown
-//! as a live timeline.
+//! `ephemeral demo`: starts a server on embedded defaults, sends the seed
+//! run (SEED.md) over HTTP and shows its live timeline in the page's lanes.
 //!
-//! Until the edge server and the agent exist, the demo plays the commands
-//! the seed run's agent sent (SEED.md) directly, with no model, so a new
-//! user sees in one command what the sandbox is: `worker` in a scratch
-//! folder, no network, files that vanish with the sandbox.
+//! Until the agent exists, the run uses the built-in `ephemeral/script`
+//! model: the commands the seed run's agent sent are the prompt's lines,
+//! so a new user sees in one command what a run is: budget reserved, a
+//! sandbox where `whoami` is `worker` in a scratch folder with no network,
+//! and the charge and release at the end.
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::time::Instant;
 
-use std::sync::{Arc, Mutex, PoisonError};
+use anyhow::Context;
+use ephemeral_runtime::{Runtime, RuntimeConfig};
 
-use ephemeral_runtime::{OutputSink, Runtime, RuntimeConfig, Stream};
+use super::keys::defaults;
+use super::timeline_view::{Follow, follow_run};
+use crate::config::Config;
+use crate::ids::{key_hash, new_member_key};
+use crate::server::Server;
+use crate::store::Store;
 
 /// The seed run's shell commands, in order.
 pub const SEED_COMMANDS: &[&str] = &[
@@ -25,101 +31,88 @@ pub const SEED_COMMANDS: &[&str] = &[
 ];
 
 pub fn run() -> anyhow::Result<ExitCode> {
-    let t0 = Instant::now();
-    // A closed stdout (`ephemeral demo | head`) ends the output, not the
-    // program with a panic.
-    let lane = |name: &str, text: &str| {
-        let line = format!("{:>6} ms  {name:<9} {text}", t0.elapsed().as_millis());
-        let _ = writeln!(std::io::stdout().lock(), "{line}");
+    let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    rt.block_on(serve_and_follow())
+}
+
+/// A server on embedded defaults (loopback, a temporary data folder), an
+/// organisation with a key, the seed run posted over HTTP and its
+/// timeline followed live, as `ephemeral run` would.
+async fn serve_and_follow() -> anyhow::Result<ExitCode> {
+    let data = tempfile::tempdir().context("cannot create a temporary data folder")?;
+    let config = Config {
+        listen: "127.0.0.1:0".parse()?,
+        data_dir: data.path().to_path_buf(),
+        default_model: "ephemeral/script".into(),
+        ..Config::default()
     };
-    let runtime = Runtime::new(RuntimeConfig::default())?;
-    // python3 is compiled for this machine the first time (seconds), then
-    // loaded from the cache: say so rather than stall silently.
-    if runtime.program_names().iter().any(|p| p == "python3") {
-        lane(
-            "runtime",
-            "loading python3 (compiled once for this machine, then cached)",
-        );
-        if let Err(e) = runtime.program("python3") {
-            lane("runtime", &format!("python3 unavailable: {e}"));
-        }
+    let key = new_member_key();
+    let store = Store::open(None, &config.sqlite_path()).await?;
+    store
+        .create_key("demo", &key_hash(&key), &defaults(&config))
+        .await?;
+    drop(store);
+    warm_python().await;
+    let server = Server::start(config).await?;
+    let base = format!("http://{}", server.local_addr());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(server.serve(async move {
+        let _ = stopped.await;
+    }));
+    say(&format!(
+        "server on {base} (isolation wasm, SQLite in a temporary folder)"
+    ));
+    say(
+        "no model provider is configured: the seed run's shell steps run as a script (model ephemeral/script)",
+    );
+    let request = serde_json::json!({
+        "prompt": SEED_COMMANDS.join("\n"),
+        "model": "ephemeral/script",
+        "shell": true,
+        "web": false,
+        "timeout_seconds": 120,
+        "max_cost_micros": 40_000,
+    });
+    let follow = Follow {
+        base,
+        key,
+        json: false,
+        connect_timeout: std::time::Duration::from_secs(5),
+    };
+    let succeeded = follow_run(&follow, request.to_string()).await;
+    let _ = stop.send(());
+    let _ = serving.await;
+    Ok(if succeeded? {
+        ExitCode::SUCCESS
     } else {
-        lane(
-            "runtime",
-            "python3 is not built here: run `./dev demo` to build it",
-        );
-    }
-    let mut sandbox = runtime.sandbox().build()?;
-    lane(
-        "sandbox",
-        &format!("ready · isolation wasm · {}", sandbox.scratch_dir()),
-    );
-    lane("worker", "started · shell on · web off");
-    for command in SEED_COMMANDS {
-        lane("shell", &format!("$ {command}"));
-        let printer = LinePrinter::default();
-        let outcome = sandbox.exec(command, printer.clone())?;
-        printer.finish();
-        let limit = outcome
-            .limit
-            .map(|l| format!(" · limit {l}"))
-            .unwrap_or_default();
-        lane(
-            "shell",
-            &format!(
-                "exit {} · {} ms{limit}",
-                outcome.exit_code,
-                outcome.duration.as_millis()
-            ),
-        );
-    }
-    let usage = sandbox.destroy();
-    lane(
-        "sandbox",
-        &format!(
-            "destroyed · {} commands · lived {} ms",
-            usage.commands,
-            usage.lifetime.as_millis()
-        ),
-    );
-    Ok(ExitCode::SUCCESS)
+        ExitCode::from(1)
+    })
 }
 
-/// Prints output line by line, indented under its lane, whatever size
-/// the chunks arrive in: a line split across two writes is one line.
-#[derive(Clone, Default)]
-struct LinePrinter(Arc<Mutex<[Vec<u8>; 2]>>);
-
-impl LinePrinter {
-    /// Prints what is left of unfinished lines.
-    fn finish(&self) {
-        let mut partial = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        for (i, stream) in [Stream::Stdout, Stream::Stderr].into_iter().enumerate() {
-            let rest = std::mem::take(&mut partial[i]);
-            if !rest.is_empty() {
-                print_line(stream, &rest);
-            }
+/// python3 is compiled for this machine the first time (seconds), then
+/// loaded from the cache: say so rather than stall silently.
+async fn warm_python() {
+    let warmed = tokio::task::spawn_blocking(|| {
+        let runtime = Runtime::new(RuntimeConfig::default()).ok()?;
+        if !runtime.program_names().iter().any(|p| p == "python3") {
+            return Some(Err(
+                "python3 is not built here: run `./dev demo` to build it".to_string(),
+            ));
         }
+        say("loading python3 (compiled once for this machine, then cached)");
+        Some(
+            runtime
+                .program("python3")
+                .map(|_| ())
+                .map_err(|e| format!("python3 unavailable: {e}")),
+        )
+    })
+    .await;
+    if let Ok(Some(Err(message))) = warmed {
+        say(&message);
     }
 }
 
-impl OutputSink for LinePrinter {
-    fn write(&mut self, stream: Stream, data: &[u8]) {
-        let mut partial = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let buf = &mut partial[usize::from(stream == Stream::Stderr)];
-        buf.extend_from_slice(data);
-        while let Some(end) = buf.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = buf.drain(..=end).collect();
-            print_line(stream, &line[..end]);
-        }
-    }
-}
-
-fn print_line(stream: Stream, line: &[u8]) {
-    let marker = if stream == Stream::Stderr { "!" } else { "|" };
-    let _ = writeln!(
-        std::io::stdout().lock(),
-        "{marker:>21} {}",
-        String::from_utf8_lossy(line)
-    );
+fn say(text: &str) {
+    let _ = writeln!(std::io::stdout().lock(), "ephemeral demo: {text}");
 }

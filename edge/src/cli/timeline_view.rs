@@ -49,6 +49,7 @@ pub async fn follow_run(follow: &Follow, body: String) -> anyhow::Result<bool> {
         .to_string();
     let mut view = View {
         json: follow.json,
+        partial: String::new(),
         outcome: None,
         last: 0,
     };
@@ -95,6 +96,7 @@ async fn problem_line(response: reqwest::Response) -> String {
 
 struct View {
     json: bool,
+    partial: String,
     outcome: Option<String>,
     last: i64,
 }
@@ -122,7 +124,7 @@ impl View {
                     serde_json::json!({"id": self.last, "type": event.event, "data": data})
                 );
             } else {
-                print_event(&event.event, &data);
+                print_event(&event.event, &data, &mut self.partial);
             }
             let _ = std::io::stdout().flush();
             if event.event == "worker.destroyed" {
@@ -155,7 +157,20 @@ pub fn dollars(micros: i64) -> String {
     format!("{sign}${text}")
 }
 
-fn print_event(kind: &str, d: &Value) {
+/// `partial` holds shell output not yet printed: lines are printed whole,
+/// however the chunks were cut.
+fn print_event(kind: &str, d: &Value, partial: &mut String) {
+    if kind == "shell.output" || kind == "shell.exit" {
+        let complete = if kind == "shell.exit" {
+            partial.len()
+        } else {
+            partial.rfind('\n').map_or(0, |i| i + 1)
+        };
+        let text: String = partial.drain(..complete).collect();
+        for line in text.lines() {
+            println!("{:28}{line}", "");
+        }
+    }
     let t = d["t_ms"].as_i64().unwrap_or(0);
     let at = format!("{:>4}.{:03}s", t / 1000, t % 1000);
     let lane = |lane: &str, text: String| println!("{at}  {lane:<14} {text}");
@@ -198,11 +213,7 @@ fn print_event(kind: &str, d: &Value) {
             "Shell",
             format!("$ {}", d["command"].as_str().unwrap_or("")),
         ),
-        "shell.output" => {
-            for line in d["data"].as_str().unwrap_or("").lines() {
-                println!("{:28}{line}", "");
-            }
-        }
+        "shell.output" => partial.push_str(d["data"].as_str().unwrap_or("")),
         "shell.exit" => {
             let code = d["exit_code"].as_i64().unwrap_or(-1);
             if code != 0 || d["truncated"] == Value::Bool(true) {

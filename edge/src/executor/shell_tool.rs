@@ -72,42 +72,31 @@ impl RunContext {
             }
         };
         let mut decoders = [Utf8Carry::default(), Utf8Carry::default()];
-        while let Some(event) = rx.recv().await {
-            match event {
-                ExecEvent::Output(stream, mut data) => {
-                    // Merge what is already waiting, so a chatty command
-                    // makes a few events rather than thousands.
-                    while data.len() < MAX_OUTPUT_EVENT {
-                        match rx.try_recv() {
-                            Ok(ExecEvent::Output(s, more)) if s == stream => data.extend(more),
-                            Ok(other) => {
-                                self.output_event(
-                                    call_id,
-                                    stream,
-                                    &data,
-                                    &mut decoders,
-                                    &mut result,
-                                )
-                                .await;
-                                data = Vec::new();
-                                if let Some(done) = self.finish_event(other, &mut result) {
-                                    return done;
-                                }
-                                break;
-                            }
-                            Err(_) => break,
-                        }
-                    }
-                    if !data.is_empty() {
-                        self.output_event(call_id, stream, &data, &mut decoders, &mut result)
-                            .await;
-                    }
+        let mut next = rx.recv().await;
+        while let Some(event) = next.take() {
+            let ExecEvent::Output(stream, mut data) = event else {
+                if let Some(done) = self.finish_event(event, &mut result) {
+                    return done;
                 }
-                other => {
-                    if let Some(done) = self.finish_event(other, &mut result) {
-                        return done;
+                next = rx.recv().await;
+                continue;
+            };
+            // Merge what is already waiting on the same stream, so a chatty
+            // command makes a few events rather than thousands.
+            while data.len() < MAX_OUTPUT_EVENT {
+                match rx.try_recv() {
+                    Ok(ExecEvent::Output(s, more)) if s == stream => data.extend(more),
+                    Ok(other) => {
+                        next = Some(other);
+                        break;
                     }
+                    Err(_) => break,
                 }
+            }
+            self.output_event(call_id, stream, &data, &mut decoders, &mut result)
+                .await;
+            if next.is_none() {
+                next = rx.recv().await;
             }
         }
         result.stderr.push_str("the sandbox ended unexpectedly\n");
