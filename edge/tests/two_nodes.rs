@@ -127,7 +127,11 @@ async fn the_ledger_is_conserved_across_nodes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_event_stored_on_one_node_wakes_the_other_s_readers() {
     let (a, b) = two_nodes().await;
-    let mut woken = b.edge.store.watch_run("run_elsewhere").expect("postgres notifies");
+    let mut woken = b
+        .edge
+        .store
+        .watch_run("run_elsewhere")
+        .expect("postgres notifies");
     // The first wake-up says B's listener is connected (nothing before
     // that can be relied on), so from here no notification is lost.
     let listening = tokio::time::timeout(Duration::from_secs(10), woken.changed()).await;
@@ -138,7 +142,11 @@ async fn an_event_stored_on_one_node_wakes_the_other_s_readers() {
             kind: "shell.output".into(),
             data: "{}".into(),
         };
-        a.edge.store.append_event("run_elsewhere", &event).await.unwrap();
+        a.edge
+            .store
+            .append_event("run_elsewhere", &event)
+            .await
+            .unwrap();
         let notified = tokio::time::timeout(Duration::from_secs(1), woken.changed()).await;
         assert!(matches!(notified, Ok(Ok(()))), "no wake-up for seq {seq}");
         assert_eq!(*woken.borrow_and_update(), seq);
@@ -246,7 +254,10 @@ fn serve_child(database_url: &str, data: &std::path::Path) -> (Killed, String) {
     let (tx, rx) = std::sync::mpsc::channel();
     // Reads its log to the end, so the pipe never fills.
     std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
             if let Some(addr) = line.strip_prefix("ephemeral: listening on ") {
                 let _ = tx.send(addr.trim().to_string());
             }
@@ -267,7 +278,13 @@ async fn a_killed_node_s_runs_are_settled_by_the_other() {
     let key = b.org("acme", 1_000_000).await;
     let before = totals(&b).await;
 
-    let (status, _, run) = post_run(&a_base, &key, &script("echo started\nsleep 60", 50_000), None).await;
+    let (status, _, run) = post_run(
+        &a_base,
+        &key,
+        &script("echo started\nsleep 60", 50_000),
+        None,
+    )
+    .await;
     assert_eq!(status, 201, "{run}");
     let id = run["id"].as_str().unwrap().to_string();
     let deadline = Instant::now() + Duration::from_secs(30);

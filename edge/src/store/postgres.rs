@@ -45,7 +45,8 @@ type Params<'a> = [&'a (dyn ToSql + Sync)];
 
 pub struct PgStore {
     pool: Pool,
-    config: tokio_postgres::Config,
+    /// For the listener's own connection (boxed: it is large).
+    config: Box<tokio_postgres::Config>,
     watchers: Arc<Watchers>,
     /// The notification listener, started by the first reader.
     listener: OnceLock<AbortOnDrop>,
@@ -91,7 +92,7 @@ impl PgStore {
             .map_err(|e| StoreError::Task(format!("connection pool: {e}")))?;
         let store = PgStore {
             pool,
-            config,
+            config: Box::new(config),
             watchers: Arc::default(),
             listener: OnceLock::new(),
         };
@@ -151,7 +152,7 @@ impl PgStore {
     fn start_listener(&self) -> Option<()> {
         if self.listener.get().is_none() {
             let handle = tokio::runtime::Handle::try_current().ok()?;
-            let (config, watchers) = (self.config.clone(), self.watchers.clone());
+            let (config, watchers) = (*self.config.clone(), self.watchers.clone());
             // Losing a race here just starts (and aborts) one extra task.
             let task = AbortOnDrop(handle.spawn(listener::listen(config, watchers)));
             let _ = self.listener.set(task);
@@ -452,7 +453,8 @@ impl PgStore {
         // moved. Two adopters race safely: the loser's UPDATE re-checks
         // `node_id` after the winner commits and moves nothing.
         let tx = client.transaction().await?;
-        let sql = format!("UPDATE runs SET node_id = $2 WHERE node_id = $1 AND status IN {IN_FLIGHT}");
+        let sql =
+            format!("UPDATE runs SET node_id = $2 WHERE node_id = $1 AND status IN {IN_FLIGHT}");
         let n = tx.execute(&sql, &[&from, &to]).await?;
         tx.execute("DELETE FROM nodes WHERE id = $1", &[&from])
             .await?;
@@ -498,7 +500,10 @@ impl PgStore {
         )
         .await?;
         let n = tx
-            .execute(&format!("DELETE FROM runs WHERE id IN ({expired})"), &[&now])
+            .execute(
+                &format!("DELETE FROM runs WHERE id IN ({expired})"),
+                &[&now],
+            )
             .await?;
         tx.execute(
             "DELETE FROM idempotency_keys WHERE created_at < $1",

@@ -61,9 +61,10 @@ pub async fn fresh_database() -> String {
         std::process::id(),
         DATABASES.fetch_add(1, Ordering::SeqCst)
     );
-    let (client, connection) = tokio_postgres::connect(&url(&root, "postgres"), tokio_postgres::NoTls)
-        .await
-        .expect("connect to the PostgreSQL test cluster");
+    let (client, connection) =
+        tokio_postgres::connect(&url(&root, "postgres"), tokio_postgres::NoTls)
+            .await
+            .expect("connect to the PostgreSQL test cluster");
     let driver = tokio::spawn(connection);
     client
         .batch_execute(&format!("CREATE DATABASE {name}"))
@@ -154,7 +155,9 @@ fn postgres_bin() -> PathBuf {
 /// The command prefix that drops root for PostgreSQL (empty when not
 /// root), after giving the folder to that user.
 fn run_as(root: &Path) -> Vec<String> {
-    let me = std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(0);
+    let me = std::fs::metadata("/proc/self")
+        .map(|m| m.uid())
+        .unwrap_or(0);
     if me != 0 {
         return Vec::new();
     }
@@ -163,9 +166,15 @@ fn run_as(root: &Path) -> Vec<String> {
          (Debian's postgresql package creates it)",
     );
     std::os::unix::fs::chown(root, Some(uid), Some(gid)).expect("chown the cluster folder");
-    ["setpriv", "--reuid=postgres", "--regid=postgres", "--clear-groups", "--"]
-        .map(String::from)
-        .to_vec()
+    [
+        "setpriv",
+        "--reuid=postgres",
+        "--regid=postgres",
+        "--clear-groups",
+        "--",
+    ]
+    .map(String::from)
+    .to_vec()
 }
 
 /// `(uid, gid)` of the `postgres` user, from /etc/passwd.

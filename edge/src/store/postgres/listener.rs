@@ -115,7 +115,7 @@ mod tests {
     fn a_notification_wakes_the_readers_of_its_run_only() {
         let watchers = Watchers::default();
         let mut a = watchers.watch("run_a");
-        let mut b = watchers.watch("run_b");
+        let b = watchers.watch("run_b");
         watchers.notified("run_a:7");
         assert!(a.has_changed().unwrap_or(false));
         assert_eq!(*a.borrow_and_update(), 7);
