@@ -241,7 +241,11 @@ impl Drop for Killed {
 
 /// `ephemeral serve` as a child on `database_url`; its base URL.
 fn serve_child(database_url: &str, data: &std::path::Path) -> (Killed, String) {
-    let mut child = Command::new(support::binary())
+    // setpriv's parent-death signal: killed with this test's thread even
+    // when the test process itself is killed -9.
+    let mut child = Command::new("setpriv")
+        .args(["--pdeathsig", "KILL", "--"])
+        .arg(support::binary())
         .args(["serve", "--listen", "127.0.0.1:0", "--data"])
         .arg(data)
         .env("EPHEMERAL_DATABASE_URL", database_url)

@@ -90,7 +90,9 @@ pub fn url(root: &Path, database: &str) -> String {
 impl Cluster {
     fn start() -> Cluster {
         let bin = postgres_bin();
-        let root = std::env::temp_dir().join(format!(
+        // /tmp rather than $TMPDIR: the `postgres` user must reach it, and
+        // a unix socket path must stay short.
+        let root = Path::new("/tmp").join(format!(
             "ephemeral-pg-{}-{}",
             std::process::id(),
             rand_suffix()

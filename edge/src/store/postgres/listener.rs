@@ -17,8 +17,11 @@ use tokio_postgres::{AsyncMessage, NoTls};
 
 /// The channel `append_event` notifies.
 pub const CHANNEL: &str = "ephemeral_events";
-/// Wait before reconnecting a lost listener connection.
-const RECONNECT_AFTER: Duration = Duration::from_secs(1);
+/// Wait before reconnecting a lost listener connection, doubled after
+/// each failure up to the maximum (a database down for long is not
+/// knocked on every second).
+const RECONNECT_MIN: Duration = Duration::from_secs(1);
+const RECONNECT_MAX: Duration = Duration::from_secs(30);
 
 /// The runs someone on this node is reading, each with its last notified seq.
 #[derive(Default)]
@@ -68,20 +71,28 @@ impl Watchers {
 
 /// Listens for ever, reconnecting after failures; runs as one task.
 pub async fn listen(config: tokio_postgres::Config, watchers: Arc<Watchers>) {
+    let mut wait = RECONNECT_MIN;
     loop {
-        match listen_once(&config, &watchers).await {
+        let mut listened = false;
+        match listen_once(&config, &watchers, &mut listened).await {
             Ok(()) => tracing::warn!("notification connection closed; reconnecting"),
             Err(e) => tracing::warn!(error = %e, "notification connection failed; reconnecting"),
         }
         watchers.wake_all();
-        tokio::time::sleep(RECONNECT_AFTER).await;
+        if listened {
+            wait = RECONNECT_MIN;
+        }
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(RECONNECT_MAX);
     }
 }
 
-/// One connection's life: `LISTEN`, then dispatch until it ends.
+/// One connection's life: `LISTEN` (then `listened` is set), then
+/// dispatch until it ends.
 async fn listen_once(
     config: &tokio_postgres::Config,
     watchers: &Watchers,
+    listened: &mut bool,
 ) -> Result<(), tokio_postgres::Error> {
     let (client, mut connection) = config.connect(NoTls).await?;
     // The connection must be polled for `LISTEN` to complete and for the
@@ -103,6 +114,7 @@ async fn listen_once(
         ended = &mut drive => return ended,
     }
     tracing::debug!("listening for timeline notifications");
+    *listened = true;
     watchers.wake_all();
     drive.await
 }
