@@ -56,15 +56,30 @@ pub async fn heartbeat_loop(edge: Arc<Edge>) {
             }
         };
         for node in dead {
-            match edge.store.adopt_runs(&node, &edge.node_id).await {
-                Ok(n) if n > 0 => {
-                    tracing::warn!(node, runs = n, "node is silent: settling its runs");
-                    recover_own(&edge).await;
-                }
-                Ok(_) => {}
-                Err(e) => tracing::warn!(node, error = %e, "cannot adopt runs"),
+            adopt(&edge, &node).await;
+        }
+    }
+}
+
+/// Takes over a silent node's runs and settles them. Only those runs: this
+/// node's own in flight may include one created a moment ago and not yet
+/// registered, which `recover_own` would take for a crash's leftover.
+async fn adopt(edge: &Edge, node: &str) {
+    let runs = match edge.store.in_flight_on(node).await {
+        Ok(runs) => runs,
+        Err(e) => return tracing::warn!(node, error = %e, "cannot list a silent node's runs"),
+    };
+    match edge.store.adopt_runs(node, &edge.node_id).await {
+        // Another node adopted them first (and settles them).
+        Ok(0) => {}
+        Ok(n) => {
+            tracing::warn!(node, runs = n, "node is silent: settling its runs");
+            for run in &runs {
+                // At most once, whoever else tries: `finish_run` says.
+                settle_interrupted(edge, run).await;
             }
         }
+        Err(e) => tracing::warn!(node, error = %e, "cannot adopt runs"),
     }
 }
 

@@ -15,6 +15,7 @@ use std::time::Duration;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream;
+use tokio::sync::watch;
 
 use crate::server::Edge;
 use crate::timeline::Event;
@@ -24,9 +25,11 @@ use crate::timestamp::now_ms;
 const RETRY_HINT: Duration = Duration::from_secs(2);
 /// Comment-line interval on an idle stream.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
-/// How often a reader of a run hosted elsewhere looks at the store when no
-/// notification came.
+/// How often a reader of a run hosted elsewhere looks at the store when the
+/// store has no notifications.
 const REMOTE_POLL: Duration = Duration::from_millis(500);
+/// The same when it has: only a safety net for a lost notification.
+const NOTIFIED_POLL: Duration = Duration::from_secs(3);
 /// A finished run whose last event never got stored (a crash between
 /// settling and writing it) is closed after this long.
 const ORPHAN_AFTER_MS: i64 = 10_000;
@@ -98,6 +101,9 @@ impl Reader {
                 }
             }
         }
+        // Subscribed before reading, so an event stored between the read
+        // and the wait still wakes the reader.
+        let mut woken = self.edge.store.watch_run(&self.run_id);
         loop {
             let stored = match self.edge.store.events(&self.run_id, self.last).await {
                 Ok(events) => events,
@@ -117,7 +123,7 @@ impl Reader {
             if self.edge.hub.get(&self.run_id).is_some() {
                 return true;
             }
-            tokio::time::sleep(REMOTE_POLL).await;
+            wait_for_store(&mut woken).await;
         }
     }
 
@@ -137,6 +143,18 @@ impl Reader {
             Err(_) => true,
         };
         seen_last || now_ms() - run.ended_at.unwrap_or(0) > ORPHAN_AFTER_MS
+    }
+}
+
+/// Waits until the store says the run has news, or the poll interval passes.
+async fn wait_for_store(woken: &mut Option<watch::Receiver<i64>>) {
+    let Some(rx) = woken else {
+        return tokio::time::sleep(REMOTE_POLL).await;
+    };
+    match tokio::time::timeout(NOTIFIED_POLL, rx.changed()).await {
+        Ok(Ok(())) | Err(_) => {}
+        // The store stopped notifying: fall back to polling.
+        Ok(Err(_)) => *woken = None,
     }
 }
 

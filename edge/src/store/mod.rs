@@ -210,6 +210,15 @@ impl Store {
     pub async fn last_seq(&self, run_id: &str) -> Result<i64> {
         dispatch!(self.last_seq(run_id))
     }
+    /// Woken whenever `run_id` gets an event on any node, so readers of
+    /// runs hosted elsewhere need not poll; `None` when the store cannot
+    /// tell (SQLite: one node, whose own runs the hub reports).
+    pub fn watch_run(&self, run_id: &str) -> Option<tokio::sync::watch::Receiver<i64>> {
+        match self {
+            Store::Sqlite(_) => None,
+            Store::Postgres(s) => s.watch_run(run_id),
+        }
+    }
     /// Runs still queued or running whose node is `node_id`.
     pub async fn in_flight_on(&self, node_id: &str) -> Result<Vec<RunRecord>> {
         dispatch!(self.in_flight_on(node_id))

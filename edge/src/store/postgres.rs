@@ -1,96 +1,712 @@
-//! The shared store: PostgreSQL, for several edge nodes on one state.
-//! (Filled in below the interface the SQLite store defines.)
+//! The shared store: PostgreSQL, for several edge nodes on one state. The
+//! same behaviour as the SQLite store, method for method, on a small pool
+//! of connections (`deadpool-postgres`).
+//!
+//! Concurrency between nodes rests on row locks at READ COMMITTED:
+//! `create_run` locks the organisation row first, so the idempotency
+//! check, the in-flight count and the reservation of one organisation are
+//! serialised across nodes; `finish_run` locks the run row while it is
+//! still in flight, so a run is settled at most once. Migrations run under
+//! a transaction-scoped advisory lock so nodes starting together agree.
+//!
+//! `append_event` notifies `ephemeral_events` in the same statement; the
+//! `listener` module turns that into wake-ups for this node's readers.
+
+mod listener;
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod};
+use tokio::sync::watch;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{NoTls, Row, Transaction};
+
+use self::listener::{CHANNEL, Watchers};
+use super::row::{RunRow, json_columns, to_json};
+use super::schema::{IN_FLIGHT, MIGRATIONS, RUN_COLUMNS};
 use super::{
     Created, Finish, LedgerTotals, NewRun, Org, OrgUpdate, Result, StoreError, StoredEvent,
 };
-use crate::ledger::Settlement;
+use crate::ids::new_org_id;
+use crate::ledger::{Settlement, can_reserve, settle};
 use crate::run::{Metered, RunRecord, Usage};
+use crate::timestamp::now_ms;
 
-pub struct PgStore {}
+/// Connections per node: transactions are short, and `create_run`s of one
+/// organisation queue on its row lock anyway.
+const POOL_SIZE: usize = 8;
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The advisory lock migrations hold (any constant unique to this schema).
+const MIGRATION_LOCK: i64 = 0x6570_6865_6d65_7261; // "ephemera"
 
-fn todo<T>() -> Result<T> {
-    Err(StoreError::Task("postgres store is not built yet".into()))
+type Params<'a> = [&'a (dyn ToSql + Sync)];
+
+pub struct PgStore {
+    pool: Pool,
+    /// For the listener's own connection (boxed: it is large).
+    config: Box<tokio_postgres::Config>,
+    watchers: Arc<Watchers>,
+    /// The notification listener, started by the first reader.
+    listener: OnceLock<AbortOnDrop>,
 }
 
-#[allow(unused_variables)]
+/// Stops the listener task with the store.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+fn pool_error(e: PoolError) -> StoreError {
+    match e {
+        PoolError::Backend(e) => StoreError::Postgres(e),
+        other => StoreError::Task(format!("connection pool: {other}")),
+    }
+}
+
 impl PgStore {
+    /// Connects to `url` (a `postgresql://` URL or `key=value` string) and
+    /// applies the migrations this server knows.
     pub async fn connect(url: &str) -> Result<PgStore> {
-        todo()
+        let mut config: tokio_postgres::Config = url.parse()?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("ephemeral-edge");
+        }
+        let manager = Manager::from_config(
+            config.clone(),
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .build()
+            .map_err(|e| StoreError::Task(format!("connection pool: {e}")))?;
+        let store = PgStore {
+            pool,
+            config: Box::new(config),
+            watchers: Arc::default(),
+            listener: OnceLock::new(),
+        };
+        store.migrate().await?;
+        Ok(store)
     }
+
+    async fn client(&self) -> Result<Object> {
+        self.pool.get().await.map_err(pool_error)
+    }
+
+    async fn migrate(&self) -> Result<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        // Held until commit: a second node starting now waits, then finds
+        // the migrations recorded.
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+            .await?;
+        tx.batch_execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL)",
+        )
+        .await?;
+        let current: i64 = tx
+            .query_one(
+                "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+                &[],
+            )
+            .await?
+            .try_get(0)?;
+        let known = MIGRATIONS.last().map_or(0, |m| m.0);
+        if current > known {
+            return Err(StoreError::SchemaTooNew {
+                found: current,
+                known,
+            });
+        }
+        for (version, script) in MIGRATIONS.iter().filter(|m| m.0 > current) {
+            tx.batch_execute(script).await?;
+            tx.execute(
+                "INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)",
+                &[version, &now_ms()],
+            )
+            .await?;
+            tracing::info!(version, "applied migration");
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// A receiver woken when `run_id` gets an event, from any node.
+    pub fn watch_run(&self, run_id: &str) -> Option<watch::Receiver<i64>> {
+        self.start_listener()?;
+        Some(self.watchers.watch(run_id))
+    }
+
+    /// Starts the listener on first use, so CLI commands never open it.
+    fn start_listener(&self) -> Option<()> {
+        if self.listener.get().is_none() {
+            let handle = tokio::runtime::Handle::try_current().ok()?;
+            let (config, watchers) = (*self.config.clone(), self.watchers.clone());
+            // Losing a race here just starts (and aborts) one extra task.
+            let task = AbortOnDrop(handle.spawn(listener::listen(config, watchers)));
+            let _ = self.listener.set(task);
+        }
+        Some(())
+    }
+
     pub async fn create_key(&self, org_name: &str, key_hash: &str, defaults: &Org) -> Result<Org> {
-        todo()
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let org = ensure_org(&tx, org_name, defaults).await?;
+        tx.execute(
+            "INSERT INTO api_keys (key_hash, org_id, created_at) VALUES ($1, $2, $3)",
+            &[&key_hash, &org.id, &now_ms()],
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(org)
     }
+
     pub async fn org_for_key(&self, key_hash: &str) -> Result<Option<Org>> {
-        todo()
+        let sql = format!(
+            "SELECT {ORG_COLUMNS} FROM orgs WHERE id = (SELECT org_id FROM api_keys WHERE key_hash = $1)"
+        );
+        let row = self.client().await?.query_opt(&sql, &[&key_hash]).await?;
+        row.as_ref().map(org_from_row).transpose()
     }
+
     pub async fn org(&self, org_id: &str) -> Result<Option<Org>> {
-        todo()
+        let sql = format!("SELECT {ORG_COLUMNS} FROM orgs WHERE id = $1");
+        let row = self.client().await?.query_opt(&sql, &[&org_id]).await?;
+        row.as_ref().map(org_from_row).transpose()
     }
+
     pub async fn set_org(&self, name: &str, defaults: &Org, update: &OrgUpdate) -> Result<Org> {
-        todo()
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let org = ensure_org(&tx, name, defaults).await?;
+        if let Some(balance) = update.balance_micros {
+            tx.execute(
+                "UPDATE orgs SET balance_micros = $1 WHERE id = $2",
+                &[&balance, &org.id],
+            )
+            .await?;
+            let delta = balance - org.balance_micros;
+            tx.execute(
+                "INSERT INTO ledger_entries (org_id, run_id, kind, amount_micros, at) VALUES ($1, '', 'adjust', $2, $3)",
+                &[&org.id, &delta, &now_ms()],
+            )
+            .await?;
+        }
+        if let Some(cap) = update.per_run_cap_micros {
+            tx.execute(
+                "UPDATE orgs SET per_run_cap_micros = $1 WHERE id = $2",
+                &[&cap, &org.id],
+            )
+            .await?;
+        }
+        if let Some(zdr) = update.zero_data_retention {
+            tx.execute(
+                "UPDATE orgs SET zero_data_retention = $1 WHERE id = $2",
+                &[&(zdr as i32), &org.id],
+            )
+            .await?;
+        }
+        let sql = format!("SELECT {ORG_COLUMNS} FROM orgs WHERE id = $1");
+        let org = org_from_row(&tx.query_one(&sql, &[&org.id]).await?)?;
+        tx.commit().await?;
+        Ok(org)
     }
+
     pub async fn create_run(&self, new: &NewRun) -> Result<Created> {
-        todo()
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let run = &new.record;
+        // The organisation's row lock orders every create_run of this
+        // organisation on every node: the key check, the in-flight count
+        // and the reservation below see all earlier ones committed.
+        let org = tx
+            .query_one(
+                "SELECT balance_micros, held_micros FROM orgs WHERE id = $1 FOR UPDATE",
+                &[&run.org_id],
+            )
+            .await?;
+        let (balance, held): (i64, i64) = (org.try_get(0)?, org.try_get(1)?);
+        if let Some(claim) = &new.idempotency {
+            let previous = tx
+                .query_opt(
+                    "SELECT fingerprint, run_id, response FROM idempotency_keys
+                     WHERE org_id = $1 AND key = $2 AND created_at >= $3",
+                    &[&run.org_id, &claim.key, &claim.not_before],
+                )
+                .await?;
+            if let Some(row) = previous {
+                let fingerprint: String = row.try_get(0)?;
+                return Ok(if fingerprint == claim.fingerprint {
+                    Created::Replayed {
+                        run_id: row.try_get(1)?,
+                        response: row.try_get(2)?,
+                    }
+                } else {
+                    Created::KeyReused
+                });
+            }
+        }
+        let in_flight: i64 = tx
+            .query_one(
+                &format!("SELECT COUNT(*) FROM runs WHERE org_id = $1 AND status IN {IN_FLIGHT}"),
+                &[&run.org_id],
+            )
+            .await?
+            .try_get(0)?;
+        if in_flight >= new.max_in_flight {
+            return Ok(Created::TooManyInFlight);
+        }
+        if !can_reserve(balance, held, run.reserved_micros) {
+            return Ok(Created::InsufficientFunds {
+                available: (balance - held).max(0),
+            });
+        }
+        reserve(&tx, new).await?;
+        tx.commit().await?;
+        Ok(Created::Created)
     }
+
     pub async fn start_run(&self, run_id: &str, isolation: &str, at: i64) -> Result<()> {
-        todo()
+        self.execute(
+            "UPDATE runs SET status = 'running', isolation = $2, started_at = $3 WHERE id = $1 AND status = 'queued'",
+            &[&run_id, &isolation, &at],
+        )
+        .await?;
+        Ok(())
     }
+
     pub async fn append_event(&self, run_id: &str, event: &StoredEvent) -> Result<()> {
-        todo()
+        // One statement, so one transaction: the notification goes out
+        // exactly when the event is committed.
+        let sql = format!(
+            "WITH stored AS (INSERT INTO events (run_id, seq, type, data) VALUES ($1, $2, $3, $4))
+             SELECT pg_notify('{CHANNEL}', $5)"
+        );
+        let payload = format!("{run_id}:{}", event.seq);
+        self.execute(
+            &sql,
+            &[&run_id, &event.seq, &event.kind, &event.data, &payload],
+        )
+        .await?;
+        Ok(())
     }
+
     pub async fn record_usage(&self, run_id: &str, usage: &Usage, metered: &Metered) -> Result<()> {
-        todo()
+        let sql = format!(
+            "UPDATE runs SET model_micros = $2, web_micros = $3, compute_micros = $4,
+             model_calls = $5, input_tokens = $6, output_tokens = $7
+             WHERE id = $1 AND status IN {IN_FLIGHT}"
+        );
+        let (u, m) = (usage, metered);
+        self.execute(
+            &sql,
+            &[
+                &run_id,
+                &m.model_micros,
+                &m.web_micros,
+                &m.compute_micros,
+                &u.model_calls,
+                &u.input_tokens,
+                &u.output_tokens,
+            ],
+        )
+        .await?;
+        Ok(())
     }
+
     pub async fn finish_run(&self, run_id: &str, finish: &Finish) -> Result<Option<Settlement>> {
-        todo()
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        // A node racing us waits on this lock, then finds the run ended
+        // (READ COMMITTED re-checks the status) and settles nothing.
+        let sql = format!(
+            "SELECT org_id, reserved_micros FROM runs WHERE id = $1 AND status IN {IN_FLIGHT} FOR UPDATE"
+        );
+        let Some(row) = tx.query_opt(&sql, &[&run_id]).await? else {
+            return Ok(None);
+        };
+        let (org_id, reserved): (String, i64) = (row.try_get(0)?, row.try_get(1)?);
+        let s = settle(reserved, finish.metered);
+        end_run(&tx, run_id, finish, &s).await?;
+        tx.execute(
+            "UPDATE orgs SET held_micros = held_micros - $1, balance_micros = balance_micros - $2 WHERE id = $3",
+            &[&s.reserved, &s.charged, &org_id],
+        )
+        .await?;
+        tx.execute(
+            "INSERT INTO ledger_entries (org_id, run_id, kind, amount_micros, at) VALUES ($1, $2, 'charge', $3, $4)",
+            &[&org_id, &run_id, &s.charged, &finish.ended_at],
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(Some(s))
     }
+
     pub async fn run(&self, run_id: &str) -> Result<Option<RunRecord>> {
-        todo()
+        let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1");
+        let row = self.client().await?.query_opt(&sql, &[&run_id]).await?;
+        row.as_ref().map(run_record).transpose()
     }
+
     pub async fn list_runs(
         &self,
         org_id: &str,
         limit: i64,
         before: Option<&str>,
     ) -> Result<Vec<RunRecord>> {
-        todo()
+        let rows = match before {
+            Some(before) => {
+                let sql = format!(
+                    "SELECT {RUN_COLUMNS} FROM runs WHERE org_id = $1 AND (created_at, id) <
+                     (SELECT created_at, id FROM runs WHERE id = $2 AND org_id = $1)
+                     ORDER BY created_at DESC, id DESC LIMIT $3"
+                );
+                self.query(&sql, &[&org_id, &before, &limit]).await?
+            }
+            None => {
+                let sql = format!(
+                    "SELECT {RUN_COLUMNS} FROM runs WHERE org_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2"
+                );
+                self.query(&sql, &[&org_id, &limit]).await?
+            }
+        };
+        rows.iter().map(run_record).collect()
     }
+
     pub async fn events(&self, run_id: &str, after_seq: i64) -> Result<Vec<StoredEvent>> {
-        todo()
+        let rows = self
+            .query(
+                "SELECT seq, type, data FROM events WHERE run_id = $1 AND seq > $2 ORDER BY seq",
+                &[&run_id, &after_seq],
+            )
+            .await?;
+        let event = |r: &Row| -> Result<StoredEvent> {
+            Ok(StoredEvent {
+                seq: r.try_get(0)?,
+                kind: r.try_get(1)?,
+                data: r.try_get(2)?,
+            })
+        };
+        rows.iter().map(event).collect()
     }
+
     pub async fn last_seq(&self, run_id: &str) -> Result<i64> {
-        todo()
+        let row = self
+            .client()
+            .await?
+            .query_one(
+                "SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = $1",
+                &[&run_id],
+            )
+            .await?;
+        Ok(row.try_get(0)?)
     }
+
     pub async fn in_flight_on(&self, node_id: &str) -> Result<Vec<RunRecord>> {
-        todo()
+        let sql =
+            format!("SELECT {RUN_COLUMNS} FROM runs WHERE node_id = $1 AND status IN {IN_FLIGHT}");
+        let rows = self.query(&sql, &[&node_id]).await?;
+        rows.iter().map(run_record).collect()
     }
+
     pub async fn heartbeat(
         &self,
         node_id: &str,
         now: i64,
         stale_before: i64,
     ) -> Result<Vec<String>> {
-        todo()
+        let client = self.client().await?;
+        client
+            .execute(
+                "INSERT INTO nodes (id, heartbeat_at) VALUES ($1, $2)
+                 ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at",
+                &[&node_id, &now],
+            )
+            .await?;
+        let rows = client
+            .query(
+                "SELECT id FROM nodes WHERE heartbeat_at < $1 AND id <> $2",
+                &[&stale_before, &node_id],
+            )
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| r.try_get(0))
+            .collect::<std::result::Result<_, _>>()?)
     }
+
     pub async fn adopt_runs(&self, from: &str, to: &str) -> Result<u64> {
-        todo()
+        let mut client = self.client().await?;
+        // One transaction: the dead node is forgotten only with its runs
+        // moved. Two adopters race safely: the loser's UPDATE re-checks
+        // `node_id` after the winner commits and moves nothing.
+        let tx = client.transaction().await?;
+        let sql =
+            format!("UPDATE runs SET node_id = $2 WHERE node_id = $1 AND status IN {IN_FLIGHT}");
+        let n = tx.execute(&sql, &[&from, &to]).await?;
+        tx.execute("DELETE FROM nodes WHERE id = $1", &[&from])
+            .await?;
+        tx.commit().await?;
+        Ok(n)
     }
+
     pub async fn request_cancel(&self, run_id: &str) -> Result<()> {
-        todo()
+        self.execute(
+            "UPDATE runs SET cancel_requested = 1 WHERE id = $1",
+            &[&run_id],
+        )
+        .await?;
+        Ok(())
     }
+
     pub async fn cancel_requested(&self, run_id: &str) -> Result<bool> {
-        todo()
+        let row = self
+            .client()
+            .await?
+            .query_opt(
+                "SELECT cancel_requested FROM runs WHERE id = $1",
+                &[&run_id],
+            )
+            .await?;
+        let flag: Option<i32> = row.map(|r| r.try_get(0)).transpose()?;
+        Ok(flag == Some(1))
     }
+
     pub async fn purge(&self, now: i64, idempotency_before: i64) -> Result<u64> {
-        todo()
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let expired =
+            format!("SELECT id FROM runs WHERE expires_at < $1 AND status NOT IN {IN_FLIGHT}");
+        tx.execute(
+            &format!("DELETE FROM events WHERE run_id IN ({expired})"),
+            &[&now],
+        )
+        .await?;
+        tx.execute(
+            &format!("DELETE FROM idempotency_keys WHERE run_id IN ({expired})"),
+            &[&now],
+        )
+        .await?;
+        let n = tx
+            .execute(
+                &format!("DELETE FROM runs WHERE id IN ({expired})"),
+                &[&now],
+            )
+            .await?;
+        tx.execute(
+            "DELETE FROM idempotency_keys WHERE created_at < $1",
+            &[&idempotency_before],
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(n)
     }
+
     pub async fn ledger_totals(&self) -> Result<LedgerTotals> {
-        todo()
+        let client = self.client().await?;
+        // SUM over BIGINT is NUMERIC in PostgreSQL: cast back.
+        let orgs = client
+            .query_one(
+                "SELECT COALESCE(SUM(balance_micros), 0)::BIGINT, COALESCE(SUM(held_micros), 0)::BIGINT FROM orgs",
+                &[],
+            )
+            .await?;
+        let ledger = client
+            .query_one(
+                "SELECT COALESCE(SUM(CASE WHEN kind = 'charge' THEN amount_micros END), 0)::BIGINT,
+                        COALESCE(SUM(CASE WHEN kind = 'reserve' THEN amount_micros END), 0)::BIGINT
+                 FROM ledger_entries",
+                &[],
+            )
+            .await?;
+        Ok(LedgerTotals {
+            balance_micros: orgs.try_get(0)?,
+            held_micros: orgs.try_get(1)?,
+            charged_micros: ledger.try_get(0)?,
+            reserved_micros: ledger.try_get(1)?,
+        })
     }
+
     pub async fn status_counts(&self) -> Result<BTreeMap<String, i64>> {
-        todo()
+        let rows = self
+            .query("SELECT status, COUNT(*) FROM runs GROUP BY status", &[])
+            .await?;
+        let count = |r: &Row| -> Result<(String, i64)> { Ok((r.try_get(0)?, r.try_get(1)?)) };
+        rows.iter().map(count).collect()
     }
+
+    async fn execute(&self, sql: &str, params: &Params<'_>) -> Result<u64> {
+        Ok(self.client().await?.execute(sql, params).await?)
+    }
+
+    async fn query(&self, sql: &str, params: &Params<'_>) -> Result<Vec<Row>> {
+        Ok(self.client().await?.query(sql, params).await?)
+    }
+}
+
+const ORG_COLUMNS: &str =
+    "id, name, balance_micros, held_micros, per_run_cap_micros, zero_data_retention";
+
+fn org_from_row(r: &Row) -> Result<Org> {
+    Ok(Org {
+        id: r.try_get(0)?,
+        name: r.try_get(1)?,
+        balance_micros: r.try_get(2)?,
+        held_micros: r.try_get(3)?,
+        per_run_cap_micros: r.try_get(4)?,
+        zero_data_retention: r.try_get::<_, i32>(5)? != 0,
+    })
+}
+
+/// The organisation named `name`, created with `defaults` if missing, and
+/// locked for the rest of the transaction.
+async fn ensure_org(tx: &Transaction<'_>, name: &str, defaults: &Org) -> Result<Org> {
+    let now = now_ms();
+    let id = new_org_id();
+    // DO NOTHING rather than read-then-insert: two nodes creating the same
+    // organisation at once must not fail on the unique name.
+    let inserted = tx
+        .execute(
+            "INSERT INTO orgs (id, name, balance_micros, held_micros, per_run_cap_micros, zero_data_retention, created_at)
+             VALUES ($1, $2, $3, 0, $4, $5, $6) ON CONFLICT (name) DO NOTHING",
+            &[
+                &id,
+                &name,
+                &defaults.balance_micros,
+                &defaults.per_run_cap_micros,
+                &(defaults.zero_data_retention as i32),
+                &now,
+            ],
+        )
+        .await?;
+    if inserted == 1 {
+        tx.execute(
+            "INSERT INTO ledger_entries (org_id, run_id, kind, amount_micros, at) VALUES ($1, '', 'adjust', $2, $3)",
+            &[&id, &defaults.balance_micros, &now],
+        )
+        .await?;
+    }
+    let sql = format!("SELECT {ORG_COLUMNS} FROM orgs WHERE name = $1 FOR UPDATE");
+    org_from_row(&tx.query_one(&sql, &[&name]).await?)
+}
+
+/// The reservation of a run that may start: held money, the run row, the
+/// ledger entry and the idempotency record.
+async fn reserve(tx: &Transaction<'_>, new: &NewRun) -> Result<()> {
+    let run = &new.record;
+    tx.execute(
+        "UPDATE orgs SET held_micros = held_micros + $1 WHERE id = $2",
+        &[&run.reserved_micros, &run.org_id],
+    )
+    .await?;
+    insert_run(tx, run).await?;
+    tx.execute(
+        "INSERT INTO ledger_entries (org_id, run_id, kind, amount_micros, at) VALUES ($1, $2, 'reserve', $3, $4)",
+        &[&run.org_id, &run.id, &run.reserved_micros, &run.created_at],
+    )
+    .await?;
+    if let Some(claim) = &new.idempotency {
+        tx.execute(
+            "INSERT INTO idempotency_keys (org_id, key, fingerprint, run_id, response, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (org_id, key) DO UPDATE SET fingerprint = excluded.fingerprint,
+               run_id = excluded.run_id, response = excluded.response, created_at = excluded.created_at",
+            &[&run.org_id, &claim.key, &claim.fingerprint, &run.id, &claim.response, &run.created_at],
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+async fn insert_run(tx: &Transaction<'_>, run: &RunRecord) -> Result<()> {
+    let (permissions, metadata) = json_columns(run);
+    tx.execute(
+        "INSERT INTO runs (id, org_id, status, created_at, expires_at, model, permissions, metadata,
+                           prompt, reserved_micros, node_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        &[
+            &run.id,
+            &run.org_id,
+            &run.status.as_str(),
+            &run.created_at,
+            &run.expires_at,
+            &run.model,
+            &permissions,
+            &metadata,
+            &run.prompt,
+            &run.reserved_micros,
+            &run.node_id,
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Writes a run's end (status, output, final usage and settlement).
+async fn end_run(
+    tx: &Transaction<'_>,
+    run_id: &str,
+    finish: &Finish,
+    s: &Settlement,
+) -> Result<()> {
+    let (u, m) = (finish.usage, finish.metered);
+    tx.execute(
+        "UPDATE runs SET status = $2, output = $3, error = $4, ended_at = $5, settlement = $6,
+         model_micros = $7, web_micros = $8, compute_micros = $9,
+         model_calls = $10, input_tokens = $11, output_tokens = $12
+         WHERE id = $1",
+        &[
+            &run_id,
+            &finish.status.as_str(),
+            &finish.output,
+            &finish.error.as_ref().map(to_json),
+            &finish.ended_at,
+            &to_json(s),
+            &m.model_micros,
+            &m.web_micros,
+            &m.compute_micros,
+            &u.model_calls,
+            &u.input_tokens,
+            &u.output_tokens,
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+fn run_record(r: &Row) -> Result<RunRecord> {
+    RunRow {
+        id: r.try_get(0)?,
+        org_id: r.try_get(1)?,
+        status: r.try_get(2)?,
+        created_at: r.try_get(3)?,
+        started_at: r.try_get(4)?,
+        ended_at: r.try_get(5)?,
+        expires_at: r.try_get(6)?,
+        model: r.try_get(7)?,
+        isolation: r.try_get(8)?,
+        permissions: r.try_get(9)?,
+        metadata: r.try_get(10)?,
+        prompt: r.try_get(11)?,
+        output: r.try_get(12)?,
+        error: r.try_get(13)?,
+        reserved_micros: r.try_get(14)?,
+        metered: [r.try_get(15)?, r.try_get(16)?, r.try_get(17)?],
+        usage: [r.try_get(18)?, r.try_get(19)?, r.try_get(20)?],
+        settlement: r.try_get(21)?,
+        node_id: r.try_get(22)?,
+    }
+    .into_record()
 }
