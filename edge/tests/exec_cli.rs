@@ -109,10 +109,14 @@ fn demo_shows_the_seed_run() {
         "$ pwd; whoami",
         "| worker",
         "| /tmp/ephemeral-run-",
-        "| /usr/bin/curl\n                    ! curl: (6) Could not resolve host: example.com",
-        "worker worker 14",
-        "/tmp/proof.txt",
-        "destroyed",
+        "| /usr/bin/curl\n",
+        "! curl: (6) Could not resolve host: example.com\n",
+        "| 2 3 5 7 11 13 17 19 23 29 31 37 41 43 47\n",
+        "| -rw-r--r-- 1 worker worker 14 ",
+        "reserve budget $0.04",
+        "microVM destroyed",
+        "Success",
+        "Destroy worker charged $0.0000",
     ] {
         assert!(
             stdout.contains(expected),

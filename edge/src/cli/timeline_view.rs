@@ -49,12 +49,12 @@ pub async fn follow_run(follow: &Follow, body: String) -> anyhow::Result<bool> {
         .to_string();
     let mut view = View {
         json: follow.json,
-        partial: String::new(),
+        partial: Default::default(),
         outcome: None,
         last: 0,
     };
     if !follow.json {
-        println!("run {run_id}");
+        out(&format!("run {run_id}"));
     }
     view.read(response).await;
     let mut resumes = 0;
@@ -96,7 +96,7 @@ async fn problem_line(response: reqwest::Response) -> String {
 
 struct View {
     json: bool,
-    partial: String,
+    partial: [String; 2],
     outcome: Option<String>,
     last: i64,
 }
@@ -119,9 +119,9 @@ impl View {
                 self.outcome = Some(event.event.clone());
             }
             if self.json {
-                println!(
-                    "{}",
-                    serde_json::json!({"id": self.last, "type": event.event, "data": data})
+                out(
+                    &serde_json::json!({"id": self.last, "type": event.event, "data": data})
+                        .to_string(),
                 );
             } else {
                 print_event(&event.event, &data, &mut self.partial);
@@ -157,23 +157,37 @@ pub fn dollars(micros: i64) -> String {
     format!("{sign}${text}")
 }
 
+/// Prints the complete lines of each stream's pending output (all of it
+/// when `all`), stdout marked `|` and stderr `!`.
+fn flush_lines(partial: &mut [String; 2], all: bool) {
+    for (i, marker) in ["|", "!"].into_iter().enumerate() {
+        let pending = &mut partial[i];
+        let complete = if all {
+            pending.len()
+        } else {
+            pending.rfind('\n').map_or(0, |i| i + 1)
+        };
+        let text: String = pending.drain(..complete).collect();
+        for line in text.lines() {
+            out(&format!("{marker:>28} {line}"));
+        }
+    }
+}
+
+/// One line on stdout; a closed stdout (`| head`) is not an error.
+fn out(line: &str) {
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
+}
+
 /// `partial` holds shell output not yet printed: lines are printed whole,
 /// however the chunks were cut.
-fn print_event(kind: &str, d: &Value, partial: &mut String) {
-    if kind == "shell.output" || kind == "shell.exit" {
-        let complete = if kind == "shell.exit" {
-            partial.len()
-        } else {
-            partial.rfind('\n').map_or(0, |i| i + 1)
-        };
-        let text: String = partial.drain(..complete).collect();
-        for line in text.lines() {
-            println!("{:28}{line}", "");
-        }
+fn print_event(kind: &str, d: &Value, partial: &mut [String; 2]) {
+    if kind == "shell.exit" {
+        flush_lines(partial, true);
     }
     let t = d["t_ms"].as_i64().unwrap_or(0);
     let at = format!("{:>4}.{:03}s", t / 1000, t % 1000);
-    let lane = |lane: &str, text: String| println!("{at}  {lane:<14} {text}");
+    let lane = |lane: &str, text: String| out(&format!("{at}  {lane:<14} {text}"));
     match kind {
         "budget.reserved" => lane(
             "Waiting",
@@ -213,7 +227,11 @@ fn print_event(kind: &str, d: &Value, partial: &mut String) {
             "Shell",
             format!("$ {}", d["command"].as_str().unwrap_or("")),
         ),
-        "shell.output" => partial.push_str(d["data"].as_str().unwrap_or("")),
+        "shell.output" => {
+            let i = usize::from(d["stream"] == "stderr");
+            partial[i].push_str(d["data"].as_str().unwrap_or(""));
+            flush_lines(partial, false);
+        }
         "shell.exit" => {
             let code = d["exit_code"].as_i64().unwrap_or(-1);
             if code != 0 || d["truncated"] == Value::Bool(true) {
@@ -221,7 +239,7 @@ fn print_event(kind: &str, d: &Value, partial: &mut String) {
                     .as_str()
                     .map(|l| format!(" · limit {l}"))
                     .unwrap_or_default();
-                println!("{:28}(exit {code}{limit})", "");
+                out(&format!("{:28}(exit {code}{limit})", ""));
             }
         }
         "web.request" | "web.response" => lane(
@@ -256,15 +274,15 @@ fn print_event(kind: &str, d: &Value, partial: &mut String) {
                 ),
             );
             if let Some(error) = d.get("error").filter(|e| !e.is_null()) {
-                println!(
+                out(&format!(
                     "{:28}error {}: {}",
                     "",
                     error["code"].as_str().unwrap_or(""),
                     error["message"].as_str().unwrap_or("")
-                );
+                ));
             }
             for line in d["output"].as_str().unwrap_or("").lines() {
-                println!("{:28}{line}", "");
+                out(&format!("{:28}{line}", ""));
             }
         }
         other => lane("Event", format!("{other} {d}")),
