@@ -17,6 +17,7 @@ use crate::run::{RunError, RunRecord, RunStatus, Usage};
 use crate::sandbox_host::SandboxHandle;
 use crate::server::Edge;
 use crate::store::Finish;
+use crate::timeline::LiveTimeline;
 use crate::timestamp::now_ms;
 
 /// How often usage is persisted and a cancel from another node is noticed.
@@ -33,9 +34,11 @@ enum Ended {
 /// Starts a created run in the background.
 pub fn spawn(edge: Arc<Edge>, record: RunRecord, spec: RunSpec, files: Vec<(String, Vec<u8>)>) {
     let cancel = edge.register_run(&record.id);
+    // Live before the response goes out, so a reader never misses the start.
+    let live = edge.hub.open(&record.id);
     tokio::spawn(async move {
         let id = record.id.clone();
-        drive(&edge, record, spec, files, cancel).await;
+        drive(&edge, record, spec, files, cancel, live).await;
         edge.forget_run(&id);
     });
 }
@@ -46,9 +49,9 @@ async fn drive(
     spec: RunSpec,
     files: Vec<(String, Vec<u8>)>,
     cancel: watch::Receiver<bool>,
+    live: Arc<LiveTimeline>,
 ) {
     let started = Instant::now();
-    let live = edge.hub.open(&record.id);
     let zdr = record.permissions.zero_data_retention;
     let events = RunEvents::new(
         &record.id,

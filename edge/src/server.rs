@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use axum::serve::ListenerExt;
 use ephemeral_runtime::{Runtime, RuntimeConfig};
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, watch};
@@ -214,7 +215,11 @@ impl Server {
         };
         let mut stop = stop_rx.clone();
         let app = api::router(edge.clone());
-        let served = axum::serve(self.listener, app).with_graceful_shutdown(async move {
+        // Events are small writes that must leave at once: no Nagle.
+        let listener = self.listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        let served = axum::serve(listener, app).with_graceful_shutdown(async move {
             signal.await;
             let _ = stop.wait_for(|v| *v).await;
         });
