@@ -245,6 +245,17 @@ impl Config {
         models
     }
 
+    /// The model behind an id: the catalogue's, or `scripted:PATH` (a
+    /// script file on the server).
+    pub fn resolve_model(&self, id: &str) -> Option<ModelConfig> {
+        if let Some(path) = id.strip_prefix("scripted:") {
+            let mut model = builtin_models().remove("scripted/seed")?;
+            model.upstream = path.to_string();
+            return Some(model);
+        }
+        self.catalogue().remove(id)
+    }
+
     pub fn sqlite_path(&self) -> PathBuf {
         self.data_dir.join("ephemeral.sqlite3")
     }
@@ -270,6 +281,20 @@ fn builtin_models() -> BTreeMap<String, ModelConfig> {
     models.insert(
         "openai/gpt-4o-mini".into(),
         openai("gpt-4o-mini", 150_000, 600_000),
+    );
+    models.insert(
+        "scripted/seed".into(),
+        ModelConfig {
+            provider: "scripted".into(),
+            upstream: "seed".into(),
+            base_url: None,
+            api_key_env: None,
+            // Priced like the seed run's model, so its figures read alike.
+            input_micros_per_million: 50_000,
+            output_micros_per_million: 200_000,
+            context_window: default_context(),
+            max_output_tokens: default_output_cap(),
+        },
     );
     models.insert(
         "ephemeral/script".into(),

@@ -6,7 +6,9 @@
 //! the run's work (`executor/`), and the `ephemeral` command line (`cli/`).
 //! `server.rs` assembles them.
 
+pub mod agent;
 pub mod api;
+pub mod broker;
 pub mod cli;
 pub mod config;
 pub mod executor;

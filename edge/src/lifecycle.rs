@@ -12,7 +12,12 @@ use ephemeral_runtime::Limits;
 use serde_json::json;
 use tokio::sync::watch;
 
-use crate::executor::{Executor, Meter, Outcome, RunContext, RunEvents, RunSpec, ScriptExecutor};
+use crate::agent::budget::Prices;
+use crate::agent::scripted::Script;
+use crate::agent::{AgentExecutor, ModelBackend};
+use crate::executor::{
+    Executor, Meter, Outcome, RunContext, RunEvents, RunSpec, ScriptExecutor, Unavailable,
+};
 use crate::run::{RunError, RunRecord, RunStatus, Usage};
 use crate::sandbox_host::SandboxHandle;
 use crate::server::Edge;
@@ -112,7 +117,7 @@ async fn drive(
         deadline,
     };
     let ended = {
-        let executor = executor_for(&ctx.spec);
+        let executor = executor_for(edge, &ctx.spec);
         let work = executor.execute(&ctx);
         tokio::select! {
             outcome = work => Ended::Executor(outcome),
@@ -138,11 +143,41 @@ async fn drive(
     finish(edge, &record, &events, &meter, ended, Some(started)).await;
 }
 
-fn executor_for(spec: &RunSpec) -> Box<dyn Executor> {
-    match spec.model.provider.as_str() {
-        "script" => Box::new(ScriptExecutor),
-        _ => Box::new(crate::executor::Unavailable),
+fn executor_for(edge: &Edge, spec: &RunSpec) -> Box<dyn Executor> {
+    let model = &spec.model;
+    let prices = Prices {
+        input_micros_per_million: model.input_micros_per_million,
+        output_micros_per_million: model.output_micros_per_million,
+    };
+    let backend = match model.provider.as_str() {
+        "script" => return Box::new(ScriptExecutor),
+        "scripted" => match scripted_model(&model.upstream) {
+            Ok(script) => ModelBackend::Scripted(script),
+            Err(e) => return Box::new(Unavailable(e)),
+        },
+        "openai" => {
+            let is_default = spec.model_id == edge.config.default_model;
+            match edge.broker.provider(&spec.model_id, model, is_default) {
+                Ok(client) => ModelBackend::OpenAi(client),
+                Err(e) => return Box::new(Unavailable(e)),
+            }
+        }
+        other => return Box::new(Unavailable(format!("unknown provider {other:?}"))),
+    };
+    Box::new(AgentExecutor {
+        backend,
+        broker: edge.broker.clone(),
+        prices,
+        max_output_tokens: model.max_output_tokens,
+    })
+}
+
+/// `seed` is built in; anything else is a script file on the server.
+fn scripted_model(name: &str) -> Result<Script, String> {
+    if name == "seed" {
+        return Script::parse(crate::agent::scripted::SEED);
     }
+    Script::load(std::path::Path::new(name))
 }
 
 /// Settles the run and writes its last two events.
@@ -160,6 +195,11 @@ async fn finish(
             (RunStatus::Succeeded, Some(output), None)
         }
         Ended::Executor(Outcome::Failed(error)) => (RunStatus::Failed, None, Some(error)),
+        Ended::Executor(Outcome::BudgetExceeded(message)) => (
+            RunStatus::BudgetExceeded,
+            None,
+            Some(RunError::new("budget_exceeded", message)),
+        ),
         Ended::TimedOut => (
             RunStatus::TimedOut,
             None,

@@ -15,6 +15,7 @@ use ephemeral_runtime::{Runtime, RuntimeConfig};
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, watch};
 
+use crate::broker::Broker;
 use crate::config::Config;
 use crate::isolation::Isolation;
 use crate::metrics::Metrics;
@@ -56,6 +57,7 @@ pub struct Edge {
     pub isolation: Isolation,
     pub metrics: Metrics,
     pub rate: RateLimiter,
+    pub broker: Arc<Broker>,
     cancels: Mutex<HashMap<String, watch::Sender<bool>>>,
     draining: AtomicBool,
     idle: Notify,
@@ -151,6 +153,7 @@ impl Server {
         let node_id = node_id(&config, &store, listener.local_addr()?);
         let edge = Arc::new(Edge {
             rate: RateLimiter::new(config.limits.runs_per_minute),
+            broker: Arc::new(Broker::new(config.prices.web_fetch_micros)),
             config,
             store: Arc::new(store),
             hub: Hub::default(),

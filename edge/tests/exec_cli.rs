@@ -105,24 +105,63 @@ fn demo_shows_the_seed_run() {
     let out = ephemeral(&["demo"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
-    for expected in [
+    // Every lane of SEED.md, in order, with the real outputs.
+    let in_order = [
+        "Waiting        reserve budget $0.04",
+        "MicroVM        microVM ready",
+        "MicroVM        worker started · shell on · web off",
+        "Model          call 1",
         "$ pwd; whoami",
-        "| worker",
         "| /tmp/ephemeral-run-",
-        "| /usr/bin/curl\n",
-        "! curl: (6) Could not resolve host: example.com\n",
-        "| 2 3 5 7 11 13 17 19 23 29 31 37 41 43 47\n",
+        "| worker",
+        "$ command -v curl && curl -sS -m 8 https://example.com",
+        "! curl: (6) Could not resolve host: example.com",
+        "$ printf '%s\\n' '#!/usr/bin/env python3'",
+        "| 2 3 5 7 11 13 17 19 23 29 31 37 41 43 47",
+        "$ printf 'sandbox proof\\n' > /tmp/proof.txt && ls -l /tmp/proof.txt",
         "| -rw-r--r-- 1 worker worker 14 ",
-        "reserve budget $0.04",
-        "microVM destroyed",
-        "Success",
-        "Destroy worker charged $0.0000",
-    ] {
+        "Model          call 3",
+        "MicroVM        microVM destroyed",
+        "Success        3 model calls",
+        "- Prime script output: 2 3 5 7 11 13 17 19 23 29 31 37 41 43 47",
+        "- whoami:worker;pwd:/tmp/ephemeral-run-",
+        "- curl error: curl: (6) Could not resolve host: example.com",
+        "Destroy worker charged $0.0",
+        "cost: model $0.0",
+    ];
+    let mut at = 0;
+    for expected in in_order {
+        let found = stdout[at..].find(expected).map(|i| i + at);
         assert!(
-            stdout.contains(expected),
-            "missing {expected:?} in:\n{stdout}"
+            found.is_some(),
+            "missing (in order) {expected:?} in:\n{stdout}"
         );
+        at = found.unwrap_or(at);
     }
+    assert!(
+        stdout.contains("scripted/seed"),
+        "the scripted model says what it is"
+    );
+}
+
+#[test]
+fn demo_json_prints_one_event_per_line() {
+    let out = ephemeral(&["demo", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let events: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    assert_eq!(
+        events.first().map(|e| e["type"].clone()),
+        Some("budget.reserved".into())
+    );
+    assert_eq!(
+        events.last().map(|e| e["type"].clone()),
+        Some("worker.destroyed".into())
+    );
+    assert!(events.iter().any(|e| e["type"] == "run.succeeded"));
 }
 
 #[test]

@@ -66,10 +66,7 @@ async fn create_run(
         )
     })?;
     let object = parse_object(&bytes)?;
-    let request = validate(
-        &object,
-        &rules_for(edge, &org, &|m| edge.config.catalogue().contains_key(m)),
-    )?;
+    let request = validate(&object, &rules_for(edge, &org, &|m| is_model(edge, m)))?;
     let zdr = request.zero_data_retention || org.zero_data_retention;
     let record = new_record(edge, &org, &request, zdr);
     let claim = idempotency_key.map(|key| IdempotencyClaim {
@@ -94,7 +91,10 @@ async fn create_run(
     {
         Created::Created => {
             tracing::info!(run_id = %record.id, org = %org.id, "run created");
-            let spec = spec_for(edge, &record, &request);
+            // validate() accepted the model, so it resolves.
+            let Some(spec) = spec_for(edge, &record, &request) else {
+                return Err(Problem::internal(&"a validated model did not resolve"));
+            };
             lifecycle::spawn(edge.clone(), record.clone(), spec, request.files);
             let response = if wants_stream {
                 timeline_stream::response(edge.clone(), record.id.clone(), 0)
@@ -178,18 +178,22 @@ fn new_record(edge: &Edge, org: &Org, request: &RunRequest, zdr: bool) -> RunRec
     }
 }
 
-fn spec_for(edge: &Edge, record: &RunRecord, request: &RunRequest) -> RunSpec {
-    let catalogue = edge.config.catalogue();
-    RunSpec {
+/// A catalogue model, or a readable script (`scripted:PATH`, server-side).
+fn is_model(edge: &Edge, id: &str) -> bool {
+    match id.strip_prefix("scripted:") {
+        Some(path) => crate::agent::scripted::Script::load(std::path::Path::new(path)).is_ok(),
+        None => edge.config.resolve_model(id).is_some(),
+    }
+}
+
+fn spec_for(edge: &Edge, record: &RunRecord, request: &RunRequest) -> Option<RunSpec> {
+    Some(RunSpec {
         run_id: record.id.clone(),
         prompt: request.prompt.clone(),
         model_id: request.model.clone(),
-        model: catalogue.get(&request.model).cloned().unwrap_or_else(|| {
-            // validate() checked the model against this same catalogue.
-            crate::config::Config::default().catalogue()["ephemeral/script"].clone()
-        }),
+        model: edge.config.resolve_model(&request.model)?,
         permissions: record.permissions.clone(),
-    }
+    })
 }
 
 fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Problem> {
@@ -257,12 +261,8 @@ pub async fn get_one(
 ) -> Response {
     let result = async {
         let org = organisation(&edge, &headers).await?;
-        let run = owned_run(&edge, &org, &id).await?;
-        let events = edge
-            .store
-            .events(&run.id, 0)
-            .await
-            .map_err(|e| Problem::internal(&e))?;
+        owned_run(&edge, &org, &id).await?;
+        let (run, events) = consistent_view(&edge, &id).await?;
         let mut body = run.to_json();
         body["timeline"] = events
             .into_iter()
@@ -272,6 +272,37 @@ pub async fn get_one(
         Ok::<_, Problem>(axum::Json(body).into_response())
     };
     result.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// A run and its timeline as of one moment: a run is settled a moment
+/// before its last two events are written, so a read that lands between
+/// the two is retried briefly rather than showing an ended run with an
+/// unfinished timeline (or the reverse).
+async fn consistent_view(
+    edge: &Edge,
+    id: &str,
+) -> Result<(RunRecord, Vec<crate::store::StoredEvent>), Problem> {
+    const TRIES: usize = 40;
+    const PAUSE: std::time::Duration = std::time::Duration::from_millis(25);
+    for attempt in 0..TRIES {
+        let run = edge
+            .store
+            .run(id)
+            .await
+            .map_err(|e| Problem::internal(&e))?
+            .ok_or_else(Problem::not_found)?;
+        let events = edge
+            .store
+            .events(id, 0)
+            .await
+            .map_err(|e| Problem::internal(&e))?;
+        let closed = events.last().is_some_and(|e| e.kind == "worker.destroyed");
+        if run.status.is_terminal() == closed || attempt + 1 == TRIES {
+            return Ok((run, events));
+        }
+        tokio::time::sleep(PAUSE).await;
+    }
+    Err(Problem::not_found())
 }
 
 #[derive(Deserialize)]

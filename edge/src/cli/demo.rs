@@ -1,11 +1,13 @@
-//! `ephemeral demo`: starts a server on embedded defaults, sends the seed
-//! run (SEED.md) over HTTP and shows its live timeline in the page's lanes.
+//! `ephemeral demo [--json]`: starts a server in-process on embedded
+//! defaults (a temporary data folder, a demo organisation with a balance),
+//! sends the SEED.md request with an Idempotency-Key over HTTP, and shows
+//! its live timeline in the page's lanes.
 //!
-//! Until the agent exists, the run uses the built-in `ephemeral/script`
-//! model: the commands the seed run's agent sent are the prompt's lines,
-//! so a new user sees in one command what a run is: budget reserved, a
-//! sandbox where `whoami` is `worker` in a scratch folder with no network,
-//! and the charge and release at the end.
+//! With no provider configured the run uses `scripted/seed`, the built-in
+//! deterministic model (no LLM): it issues the tool calls a capable model
+//! would for the seed prompt and answers from their real outputs, through
+//! the same agent loop. `EPHEMERAL_MODEL_URL` (+ `EPHEMERAL_MODEL_KEY`)
+//! points the default model at a real OpenAI-compatible server instead.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -15,35 +17,45 @@ use ephemeral_runtime::{Runtime, RuntimeConfig};
 
 use super::keys::defaults;
 use super::timeline_view::{Follow, follow_run};
+use crate::broker::{MODEL_KEY_ENV, MODEL_URL_ENV};
 use crate::config::Config;
 use crate::ids::{key_hash, new_member_key};
 use crate::server::Server;
 use crate::store::Store;
 
-/// The seed run's shell commands, in order.
-pub const SEED_COMMANDS: &[&str] = &[
-    "pwd; whoami",
-    "command -v curl && curl -sS -m 8 https://example.com",
-    "printf '%s\\n' '#!/usr/bin/env python3' 'primes = []' 'n = 2' 'while len(primes) < 15:' \
-     '    if all(n % p for p in primes):' '        primes.append(n)' '    n += 1' \
-     'print(*primes)' > primes.py && chmod +x primes.py && ./primes.py",
-    "printf 'sandbox proof\\n' > /tmp/proof.txt && ls -l /tmp/proof.txt",
-];
+/// The request of SEED.md, as the page sends it.
+pub const SEED_REQUEST: &str = r#"{
+  "prompt": "This is a sandbox test. Do these steps with the shell and report the real output, never what you expect. 1) Write a small script that prints the first 15 prime numbers, run it and show the output. 2) Run `whoami` and `pwd`. 3) Try to reach the internet with `curl -sS -m 8 https://example.com` (and, if curl is missing, python3 with urllib) and report the exact error. 4) Write a file named /tmp/proof.txt and list it. Reply in Markdown, at most 120 words: one line per step with the result, then one sentence saying whether the network call succeeded.",
+  "web": false,
+  "shell": true,
+  "timeout_seconds": 120,
+  "max_cost_micros": 40000
+}"#;
 
-pub fn run() -> anyhow::Result<ExitCode> {
-    let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    rt.block_on(serve_and_follow())
+#[derive(clap::Args)]
+pub struct DemoArgs {
+    /// Print the raw events, one JSON object per line.
+    #[arg(long)]
+    json: bool,
 }
 
-/// A server on embedded defaults (loopback, a temporary data folder), an
-/// organisation with a key, the seed run posted over HTTP and its
-/// timeline followed live, as `ephemeral run` would.
-async fn serve_and_follow() -> anyhow::Result<ExitCode> {
+pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
+    let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    rt.block_on(serve_and_follow(args.json))
+}
+
+async fn serve_and_follow(json: bool) -> anyhow::Result<ExitCode> {
     let data = tempfile::tempdir().context("cannot create a temporary data folder")?;
+    let real_model = std::env::var(MODEL_URL_ENV).is_ok();
     let config = Config {
         listen: "127.0.0.1:0".parse()?,
         data_dir: data.path().to_path_buf(),
-        default_model: "ephemeral/script".into(),
+        default_model: if real_model {
+            "openai/gpt-6-luna"
+        } else {
+            "scripted/seed"
+        }
+        .into(),
         ..Config::default()
     };
     let key = new_member_key();
@@ -52,34 +64,26 @@ async fn serve_and_follow() -> anyhow::Result<ExitCode> {
         .create_key("demo", &key_hash(&key), &defaults(&config))
         .await?;
     drop(store);
-    warm_python().await;
+    warm_python(json).await;
     let server = Server::start(config).await?;
     let base = format!("http://{}", server.local_addr());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::spawn(server.serve(async move {
         let _ = stopped.await;
     }));
-    say(&format!(
-        "server on {base} (isolation wasm, SQLite in a temporary folder)"
-    ));
-    say(
-        "no model provider is configured: the seed run's shell steps run as a script (model ephemeral/script)",
-    );
-    let request = serde_json::json!({
-        "prompt": SEED_COMMANDS.join("\n"),
-        "model": "ephemeral/script",
-        "shell": true,
-        "web": false,
-        "timeout_seconds": 120,
-        "max_cost_micros": 40_000,
-    });
+    if !json {
+        say(&format!(
+            "server on {base} (isolation wasm, SQLite in a temporary folder)"
+        ));
+        say(&model_line(real_model));
+    }
     let follow = Follow {
         base,
         key,
-        json: false,
+        json,
         connect_timeout: std::time::Duration::from_secs(5),
     };
-    let succeeded = follow_run(&follow, request.to_string()).await;
+    let succeeded = follow_run(&follow, SEED_REQUEST.to_string()).await;
     let _ = stop.send(());
     let _ = serving.await;
     Ok(if succeeded? {
@@ -89,17 +93,31 @@ async fn serve_and_follow() -> anyhow::Result<ExitCode> {
     })
 }
 
+fn model_line(real_model: bool) -> String {
+    if real_model {
+        let url = std::env::var(MODEL_URL_ENV).unwrap_or_default();
+        format!("model openai/gpt-6-luna at {url} (key from {MODEL_KEY_ENV})")
+    } else {
+        format!(
+            "model scripted/seed: a built-in deterministic model (no LLM) that makes the seed run's tool calls \
+             and answers from their real outputs; set {MODEL_URL_ENV} and {MODEL_KEY_ENV} for a real one"
+        )
+    }
+}
+
 /// python3 is compiled for this machine the first time (seconds), then
 /// loaded from the cache: say so rather than stall silently.
-async fn warm_python() {
-    let warmed = tokio::task::spawn_blocking(|| {
+async fn warm_python(quiet: bool) {
+    let warmed = tokio::task::spawn_blocking(move || {
         let runtime = Runtime::new(RuntimeConfig::default()).ok()?;
         if !runtime.program_names().iter().any(|p| p == "python3") {
             return Some(Err(
                 "python3 is not built here: run `./dev demo` to build it".to_string(),
             ));
         }
-        say("loading python3 (compiled once for this machine, then cached)");
+        if !quiet {
+            say("loading python3 (compiled once for this machine, then cached)");
+        }
         Some(
             runtime
                 .program("python3")

@@ -29,7 +29,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Show a sandbox at work: the seed run's shell steps, live.
-    Demo,
+    Demo(demo::DemoArgs),
     /// Run shell commands in a fresh sandbox (no model) and print their output.
     Exec(exec::ExecArgs),
     /// Serve the HTTP API.
@@ -55,7 +55,7 @@ pub fn main() -> ExitCode {
     };
     init_tracing(matches!(cli.command, Command::Serve(_)));
     let result = match cli.command {
-        Command::Demo => demo::run(),
+        Command::Demo(args) => demo::run(args),
         Command::Exec(args) => exec::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Run(args) => run::run(args),

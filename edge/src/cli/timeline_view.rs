@@ -250,14 +250,25 @@ fn print_event(kind: &str, d: &Value, partial: &mut [String; 2]) {
             "MicroVM",
             format!("microVM destroyed after {} ms", d["lifetime_ms"]),
         ),
-        "worker.destroyed" => lane(
-            "Destroy worker",
-            format!(
-                "charged {}, released {}",
-                dollars(d["charged_micros"].as_i64().unwrap_or(0)),
-                dollars(d["released_micros"].as_i64().unwrap_or(0))
-            ),
-        ),
+        "worker.destroyed" => {
+            let micros = |v: &Value| dollars(v.as_i64().unwrap_or(0));
+            lane(
+                "Destroy worker",
+                format!(
+                    "charged {}, released {}",
+                    micros(&d["charged_micros"]),
+                    micros(&d["released_micros"])
+                ),
+            );
+            let c = &d["cost"];
+            out(&format!(
+                "{:28}cost: model {} · web {} · compute {}",
+                "",
+                micros(&c["model"]),
+                micros(&c["web"]),
+                micros(&c["compute"])
+            ));
+        }
         k if k.starts_with("run.") => {
             let status = match k {
                 "run.succeeded" => "Success",
@@ -270,7 +281,8 @@ fn print_event(kind: &str, d: &Value, partial: &mut [String; 2]) {
                 status,
                 format!(
                     "{} model calls, {} tokens",
-                    d["model_calls"], d["total_tokens"]
+                    d["model_calls"],
+                    thousands(d["total_tokens"].as_i64().unwrap_or(0))
                 ),
             );
             if let Some(error) = d.get("error").filter(|e| !e.is_null()) {
@@ -289,6 +301,19 @@ fn print_event(kind: &str, d: &Value, partial: &mut [String; 2]) {
     }
 }
 
+/// `5214` as `5,214`.
+fn thousands(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if n < 0 { format!("-{out}") } else { out }
+}
+
 fn on_off(v: &Value) -> &'static str {
     if v.as_bool() == Some(true) {
         "on"
@@ -305,5 +330,8 @@ mod tests {
         assert_eq!(super::dollars(3_530), "$0.00353");
         assert_eq!(super::dollars(0), "$0.00");
         assert_eq!(super::dollars(1_500_000), "$1.50");
+        assert_eq!(super::thousands(5_214), "5,214");
+        assert_eq!(super::thousands(999), "999");
+        assert_eq!(super::thousands(1_000_000), "1,000,000");
     }
 }

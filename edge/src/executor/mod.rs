@@ -49,8 +49,12 @@ pub struct RunContext {
 /// the edge's to decide).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
-    Succeeded { output: String },
+    Succeeded {
+        output: String,
+    },
     Failed(RunError),
+    /// Nothing useful fits in what is left of the budget.
+    BudgetExceeded(String),
 }
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -59,20 +63,14 @@ pub trait Executor: Send + Sync {
     fn execute<'a>(&'a self, run: &'a RunContext) -> BoxFuture<'a, Outcome>;
 }
 
-/// Stands in for a provider this build cannot call yet: the run fails with
-/// a clear error and is settled like any other.
-pub struct Unavailable;
+/// A model this server cannot call (no key, unknown provider): the run
+/// fails with the reason and is settled like any other.
+pub struct Unavailable(pub String);
 
 impl Executor for Unavailable {
-    fn execute<'a>(&'a self, run: &'a RunContext) -> BoxFuture<'a, Outcome> {
-        Box::pin(async move {
-            Outcome::Failed(RunError::new(
-                "provider_unavailable",
-                format!(
-                    "model {} (provider {}) cannot be called by this server",
-                    run.spec.model_id, run.spec.model.provider
-                ),
-            ))
-        })
+    fn execute<'a>(&'a self, _run: &'a RunContext) -> BoxFuture<'a, Outcome> {
+        Box::pin(
+            async move { Outcome::Failed(RunError::new("provider_unavailable", self.0.clone())) },
+        )
     }
 }

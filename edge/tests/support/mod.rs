@@ -3,6 +3,7 @@
 //! real SQLite file or a real PostgreSQL database, and a small HTTP client.
 #![allow(dead_code)]
 
+pub mod fake_llm;
 pub mod postgres;
 
 use std::net::SocketAddr;

@@ -1,0 +1,167 @@
+//! `web_fetch`: GET a public URL for the model, outside the sandbox. Each
+//! hop (the URL and every redirect) is resolved, every address checked
+//! public, and the connection pinned to a checked address, so DNS cannot
+//! swap in a private one between check and use. Size and time are capped;
+//! the request and response are on the timeline and priced.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::{Broker, html, ssrf};
+use crate::agent::transcript::ToolOutput;
+use crate::agent::truncate_for_model;
+use crate::executor::RunContext;
+
+const MAX_REDIRECTS: usize = 5;
+const MAX_BYTES: usize = 1 << 20;
+const TIMEOUT: Duration = Duration::from_secs(15);
+
+impl Broker {
+    pub async fn web_fetch(&self, run: &RunContext, call_id: &str, url: &str) -> ToolOutput {
+        run.events
+            .emit(
+                "web.request",
+                json!({"call_id": call_id, "url": url, "method": "GET"}),
+            )
+            .await;
+        run.meter.web(self.web_price_micros());
+        let result = fetch(url).await;
+        let (status, bytes, text) = match &result {
+            Ok((status, body)) => (json!(status), body.len(), body.clone()),
+            Err(_) => (json!(null), 0, String::new()),
+        };
+        let mut event = json!({"call_id": call_id, "url": url, "status": status, "bytes": bytes});
+        if let Err(reason) = &result {
+            event["error"] = json!(reason);
+        }
+        run.events.emit("web.response", event).await;
+        match result {
+            Ok((status, _)) => ToolOutput {
+                stdout: text.clone(),
+                exit_code: if (200..400).contains(&status) { 0 } else { 1 },
+                for_model: truncate_for_model(&format!("HTTP {status}\n{text}")),
+                ..Default::default()
+            },
+            Err(reason) => ToolOutput {
+                stderr: reason.clone(),
+                exit_code: 1,
+                for_model: format!("error: {reason}"),
+                ..Default::default()
+            },
+        }
+    }
+}
+
+/// Follows up to `MAX_REDIRECTS` redirects, checking each hop.
+async fn fetch(url: &str) -> Result<(u16, String), String> {
+    let mut url = reqwest::Url::parse(url).map_err(|e| format!("not a URL: {e}"))?;
+    for _ in 0..=MAX_REDIRECTS {
+        let addr = checked_address(&url).await?;
+        let host = url.host_str().unwrap_or_default().to_string();
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .resolve(&host, addr)
+            .timeout(TIMEOUT)
+            .build()
+            .map_err(|e| format!("cannot build a client: {e}"))?;
+        let response = client
+            .get(url.clone())
+            .send()
+            .await
+            .map_err(|e| format!("fetch failed: {e}"))?;
+        let status = response.status();
+        if status.is_redirection() {
+            let location = response
+                .headers()
+                .get("location")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            url = url
+                .join(location)
+                .map_err(|e| format!("bad redirect: {e}"))?;
+            continue;
+        }
+        let is_html = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.contains("html"));
+        let body = read_capped(response).await?;
+        let text = if is_html { html::to_text(&body) } else { body };
+        return Ok((status.as_u16(), text));
+    }
+    Err(format!("more than {MAX_REDIRECTS} redirects"))
+}
+
+/// The address to connect to, if every address the host resolves to is public.
+pub(super) async fn checked_address(url: &reqwest::Url) -> Result<SocketAddr, String> {
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "only http and https URLs can be fetched, not {}:",
+            url.scheme()
+        ));
+    }
+    let host = url.host_str().ok_or("the URL has no host")?;
+    let port = url.port_or_known_default().unwrap_or(443);
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let addrs: Vec<SocketAddr> = match bare.parse::<std::net::IpAddr>() {
+        Ok(ip) => vec![SocketAddr::new(ip, port)],
+        Err(_) => tokio::net::lookup_host((bare, port))
+            .await
+            .map_err(|_| format!("could not resolve host: {host}"))?
+            .collect(),
+    };
+    if addrs.is_empty() {
+        return Err(format!("could not resolve host: {host}"));
+    }
+    if let Some(bad) = addrs.iter().find(|a| !ssrf::is_public(a.ip())) {
+        return Err(format!(
+            "refused: {host} resolves to {}, which is not a public address",
+            bad.ip()
+        ));
+    }
+    Ok(addrs[0])
+}
+
+async fn read_capped(response: reqwest::Response) -> Result<String, String> {
+    use futures_util::StreamExt;
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| format!("the download broke: {e}"))?;
+        let room = MAX_BYTES - body.len();
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if body.len() >= MAX_BYTES {
+            break;
+        }
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::checked_address;
+
+    #[tokio::test]
+    async fn private_targets_are_refused_after_resolution() {
+        for url in [
+            "http://127.0.0.1/",
+            "http://10.0.0.1/admin",
+            "http://169.254.169.254/latest/meta-data/",
+            "http://localhost:8080/",
+            "http://[::1]/",
+            "http://0x7f000001/",
+            "file:///etc/passwd",
+            "ftp://example.com/",
+        ] {
+            let parsed = reqwest::Url::parse(url).unwrap();
+            let err = checked_address(&parsed).await.unwrap_err();
+            assert!(
+                err.contains("refused") || err.contains("only http"),
+                "{url}: {err}"
+            );
+        }
+    }
+}
