@@ -89,8 +89,11 @@ pub struct RetentionConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PricesConfig {
-    /// Compute price: micros per second of sandbox lifetime.
+    /// Compute price: micros per vCPU-second of sandbox lifetime (a
+    /// sandbox runs on one vCPU).
     pub compute_micros_per_second: i64,
+    /// Memory price: micros per GiB-second of the sandbox's memory cap.
+    pub memory_micros_per_gib_second: i64,
     /// Price of one `web_fetch`.
     pub web_fetch_micros: i64,
 }
@@ -188,6 +191,7 @@ impl Default for PricesConfig {
     fn default() -> Self {
         PricesConfig {
             compute_micros_per_second: 100,
+            memory_micros_per_gib_second: 20,
             web_fetch_micros: 1_000,
         }
     }
@@ -226,7 +230,10 @@ impl Config {
         if self.orgs.initial_balance_micros < 0 || self.orgs.per_run_cap_micros < 1 {
             return bad("orgs: balances are >= 0 and the per-run cap >= 1");
         }
-        if self.prices.compute_micros_per_second < 0 || self.prices.web_fetch_micros < 0 {
+        if self.prices.compute_micros_per_second < 0
+            || self.prices.memory_micros_per_gib_second < 0
+            || self.prices.web_fetch_micros < 0
+        {
             return bad("prices must not be negative");
         }
         if !self.catalogue().contains_key(&self.default_model) {

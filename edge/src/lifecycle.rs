@@ -291,11 +291,17 @@ async fn tick(edge: &Arc<Edge>, run_id: &str, meter: &Meter, since: Instant) -> 
     }
 }
 
+/// vCPU-seconds and GiB-seconds of the sandbox's lifetime, at the
+/// configured prices, rounded up to the micro.
 fn compute_micros(edge: &Edge, lifetime: Duration) -> i64 {
-    let ms = i64::try_from(lifetime.as_millis()).unwrap_or(i64::MAX);
-    (ms.saturating_mul(edge.config.prices.compute_micros_per_second)
-        .saturating_add(999))
-        / 1000
+    let ms = i128::try_from(lifetime.as_millis()).unwrap_or(i128::MAX / 4);
+    let prices = &edge.config.prices;
+    let memory_mib = i128::try_from(Limits::default().memory_bytes >> 20).unwrap_or(0);
+    // Micros per second in 1/1024ths: one vCPU and the memory cap.
+    let per_second_1024 = i128::from(prices.compute_micros_per_second) * 1024
+        + i128::from(prices.memory_micros_per_gib_second) * memory_mib;
+    let micros = (ms.saturating_mul(per_second_1024) + 1_024_000 - 1) / 1_024_000;
+    i64::try_from(micros).unwrap_or(i64::MAX)
 }
 
 async fn wait_true(mut rx: watch::Receiver<bool>) {

@@ -50,6 +50,7 @@ pub async fn follow_run(follow: &Follow, body: String) -> anyhow::Result<bool> {
     let mut view = View {
         json: follow.json,
         partial: Default::default(),
+        spinner: spinner(follow.json),
         outcome: None,
         last: 0,
     };
@@ -96,6 +97,8 @@ async fn problem_line(response: reqwest::Response) -> String {
 
 struct View {
     json: bool,
+    /// On stderr, only when it is a terminal: what the run is waiting on.
+    spinner: indicatif::ProgressBar,
     partial: [String; 2],
     outcome: Option<String>,
     last: i64,
@@ -124,10 +127,14 @@ impl View {
                         .to_string(),
                 );
             } else {
-                print_event(&event.event, &data, &mut self.partial);
+                let partial = &mut self.partial;
+                self.spinner
+                    .suspend(|| print_event(&event.event, &data, partial));
+                self.spinner.set_message(waiting_for(&event.event, &data));
             }
             let _ = std::io::stdout().flush();
             if event.event == "worker.destroyed" {
+                self.spinner.finish_and_clear();
                 self.outcome.get_or_insert_with(|| "run.failed".into());
                 return;
             }
@@ -136,6 +143,33 @@ impl View {
 
     fn finished(&self) -> bool {
         self.outcome.is_some()
+    }
+}
+
+fn spinner(json: bool) -> indicatif::ProgressBar {
+    if json {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
+}
+
+/// The spinner's text after `kind`: what comes next.
+fn waiting_for(kind: &str, d: &Value) -> String {
+    match kind {
+        "shell.command" => {
+            let command: String = d["command"]
+                .as_str()
+                .unwrap_or("")
+                .chars()
+                .take(60)
+                .collect();
+            format!("running $ {command}")
+        }
+        "worker.started" | "shell.exit" | "web.response" => "waiting for the model".into(),
+        "model.call" => "running the model's tool calls".into(),
+        _ => "working".into(),
     }
 }
 
