@@ -72,8 +72,8 @@ mod tests {
     #[test]
     fn max_tokens_is_lowered_to_fit() {
         assert_eq!(LUNA.fit_max_tokens(1_000, 4_096, 1_000_000), Some(4_096));
-        // 100 micros left after a 1,000-token prompt (50 micros): 250 tokens.
-        assert_eq!(LUNA.fit_max_tokens(1_000, 4_096, 150), Some(250));
+        // 100 micros left after a 1,000-token prompt (50 micros): 500 tokens.
+        assert_eq!(LUNA.fit_max_tokens(1_000, 4_096, 150), Some(500));
         assert_eq!(LUNA.fit_max_tokens(1_000, 4_096, 55), None);
         assert_eq!(LUNA.fit_max_tokens(1_000_000, 4_096, 40_000), None);
     }
