@@ -46,6 +46,8 @@ pub struct Config {
     pub default_model: String,
     /// The model catalogue, by id (`provider/name`), added to the built-in one.
     pub models: BTreeMap<String, ModelConfig>,
+    /// Connections runs may use through the broker, by name.
+    pub connections: BTreeMap<String, ConnectionConfig>,
     /// Seconds in-flight runs get to finish on SIGTERM before they are cancelled.
     pub shutdown_grace_seconds: u64,
 }
@@ -98,6 +100,37 @@ pub struct PricesConfig {
     pub web_fetch_micros: i64,
 }
 
+/// An organisation's service that runs may call through the broker: the
+/// credential stays in the server; only the listed methods and paths pass.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectionConfig {
+    /// Organisations (by name) whose runs may use it.
+    pub orgs: Vec<String>,
+    /// e.g. `https://api.github.com`
+    pub base_url: String,
+    /// Environment variable holding the credential.
+    pub credential_env: Option<String>,
+    /// Header the credential goes in; its value is `Bearer <credential>`
+    /// for `Authorization`, the bare credential otherwise.
+    #[serde(default = "default_auth_header")]
+    pub auth_header: String,
+    /// Allowed methods, e.g. `["GET"]`.
+    pub methods: Vec<String>,
+    /// Allowed paths; `*` matches one path segment, a final `**` the rest.
+    pub paths: Vec<String>,
+}
+
+fn default_auth_header() -> String {
+    "Authorization".into()
+}
+
+impl ConnectionConfig {
+    pub fn allows_org(&self, org_name: &str) -> bool {
+        self.orgs.iter().any(|o| o == org_name)
+    }
+}
+
 /// One entry of the model catalogue.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -146,6 +179,7 @@ impl Default for Config {
             prices: PricesConfig::default(),
             default_model: "openai/gpt-6-luna".to_string(),
             models: BTreeMap::new(),
+            connections: BTreeMap::new(),
             shutdown_grace_seconds: 30,
         }
     }

@@ -169,6 +169,12 @@ fn executor_for(edge: &Edge, spec: &RunSpec) -> Box<dyn Executor> {
         broker: edge.broker.clone(),
         prices,
         max_output_tokens: model.max_output_tokens,
+        connections: spec
+            .permissions
+            .connections
+            .iter()
+            .filter_map(|name| Some((name.clone(), edge.config.connections.get(name)?.clone())))
+            .collect(),
     })
 }
 

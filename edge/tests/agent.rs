@@ -423,3 +423,128 @@ async fn no_secret_reaches_the_sandbox_the_store_or_the_timeline() {
         }
     }
 }
+
+const CONN_ENV: &str = "EPHEMERAL_TEST_CONNECTION_TOKEN";
+const CONN_TOKEN: &str = "conn-token-never-on-the-timeline-77ab";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn connections_pass_only_their_allow_list_with_the_credential_attached() {
+    use std::sync::{Arc, Mutex};
+    // The organisation's service: records what reaches it.
+    /// `(method, path and query, Authorization)` of each request that arrived.
+    type Hit = (String, String, Option<String>);
+    let hits: Arc<Mutex<Vec<Hit>>> = Arc::default();
+    let record = hits.clone();
+    let app = axum::Router::new().fallback(
+        move |method: axum::http::Method, uri: axum::http::Uri, headers: axum::http::HeaderMap| {
+            let record = record.clone();
+            async move {
+                let auth = headers
+                    .get("authorization")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string);
+                record
+                    .lock()
+                    .unwrap()
+                    .push((method.to_string(), uri.to_string(), auth));
+                "{\"issue\": 42, \"title\": \"fix it\"}"
+            }
+        },
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let service = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let call = |method: &str, path: &str| ("conn_tracker", json!({"method": method, "path": path}));
+    let llm = FakeLlm::start(vec![
+        Reply::Tools(
+            vec![
+                call("GET", "/issues/42"),
+                call("POST", "/issues/42"),
+                call("GET", "/admin/users"),
+                call("GET", "/issues/../admin"),
+            ],
+            (10, 10),
+        ),
+        Reply::Answer("done".into(), (10, 10)),
+    ])
+    .await;
+    // SAFETY: set once with a constant value before the server reads it.
+    unsafe {
+        std::env::set_var(KEY_ENV, PROVIDER_KEY);
+        std::env::set_var(CONN_ENV, CONN_TOKEN);
+    }
+    let url = llm.base_url.clone();
+    let server = TestServer::start_with(Backend::Sqlite, move |c: &mut Config| {
+        c.models.insert("test/fake".into(), fake_model(&url));
+        c.default_model = "test/fake".into();
+        c.connections.insert(
+            "tracker".into(),
+            ephemeral_edge::config::ConnectionConfig {
+                orgs: vec!["acme".into()],
+                base_url: service,
+                credential_env: Some(CONN_ENV.into()),
+                auth_header: "Authorization".into(),
+                methods: vec!["GET".into()],
+                paths: vec!["/issues/*".into()],
+            },
+        );
+    })
+    .await;
+    let key = server.org("acme", 10_000_000).await;
+    let other = server.org("globex", 10_000_000).await;
+    let body =
+        json!({"prompt": "read issue 42", "max_cost_micros": 40_000, "connections": ["tracker"]});
+    let (status, _, problem) = post_run(&server.base, &other, &body, None).await;
+    assert_eq!(
+        status, 422,
+        "another organisation cannot name it: {problem}"
+    );
+    let (status, _, run) = post_run(&server.base, &key, &body, None).await;
+    assert_eq!(status, 201, "{run}");
+    let run = wait_run(&server.base, &key, run["id"].as_str().unwrap()).await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    let responses: Vec<&Value> = run["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "web.response")
+        .collect();
+    assert_eq!(responses.len(), 4);
+    assert_eq!(responses[0]["data"]["status"], 200);
+    for refused in &responses[1..] {
+        assert!(
+            refused["data"]["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("refused"),
+            "{refused}"
+        );
+    }
+    let hits = hits.lock().unwrap().clone();
+    assert_eq!(
+        hits.len(),
+        1,
+        "only the allowed call reached the service: {hits:?}"
+    );
+    assert_eq!(hits[0].0, "GET");
+    assert_eq!(hits[0].1, "/issues/42");
+    assert_eq!(
+        hits[0].2.as_deref(),
+        Some(format!("Bearer {CONN_TOKEN}").as_str())
+    );
+    assert!(!run.to_string().contains(CONN_TOKEN));
+    let seen = llm.seen();
+    let tool_names: Vec<&str> = seen[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tool_names, ["shell", "conn_tracker"]);
+    assert!(
+        !seen[1].body.to_string().contains(CONN_TOKEN),
+        "the model never sees the credential"
+    );
+    server.stop().await;
+}

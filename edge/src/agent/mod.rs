@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::broker::Broker;
+use crate::broker::{Broker, ConnectionCall};
+use crate::config::ConnectionConfig;
 use crate::executor::{BoxFuture, Executor, Outcome, RunContext};
 use crate::run::RunError;
 use budget::{Prices, estimate_tokens};
@@ -71,6 +72,8 @@ pub struct AgentExecutor {
     pub broker: Arc<Broker>,
     pub prices: Prices,
     pub max_output_tokens: u32,
+    /// The connections the request named, with their configuration.
+    pub connections: Vec<(String, ConnectionConfig)>,
 }
 
 impl Executor for AgentExecutor {
@@ -87,7 +90,7 @@ impl AgentExecutor {
             user: run.spec.prompt.clone(),
             steps: Vec::new(),
         };
-        let tools = prompt::tools(permissions);
+        let tools = prompt::tools(permissions, &self.connections);
         let tools_chars: usize = tools.iter().map(|t| t.to_string().len()).sum();
         for n in 1..=MAX_STEPS {
             let prompt_tokens = estimate_tokens(transcript.chars() + tools_chars);
@@ -203,8 +206,36 @@ impl AgentExecutor {
                 "the {} tool is not allowed in this run",
                 call.name
             )),
+            name if name.starts_with("conn_") => self.connection(run, call, &args).await,
             other => refusal(&format!("there is no tool named {other:?}")),
         }
+    }
+}
+
+impl AgentExecutor {
+    async fn connection(&self, run: &RunContext, call: &ToolCall, args: &Value) -> ToolOutput {
+        let Some((name, conn)) = self
+            .connections
+            .iter()
+            .find(|(n, _)| prompt::connection_tool(n) == call.name)
+        else {
+            return refusal(&format!(
+                "there is no connection behind {:?} in this run",
+                call.name
+            ));
+        };
+        let (Some(method), Some(path)) = (args["method"].as_str(), args["path"].as_str()) else {
+            return refusal("a connection call needs {\"method\": \"…\", \"path\": \"…\"}");
+        };
+        let request = ConnectionCall {
+            name,
+            method,
+            path,
+            body: args["body"].as_str(),
+        };
+        self.broker
+            .call_connection(run, &call.id, conn, request)
+            .await
     }
 }
 

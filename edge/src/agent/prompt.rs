@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use crate::config::ConnectionConfig;
 use crate::run::Permissions;
 
 pub fn system(permissions: &Permissions) -> String {
@@ -26,7 +27,23 @@ pub fn system(permissions: &Permissions) -> String {
     )
 }
 
-pub fn tools(permissions: &Permissions) -> Vec<Value> {
+/// The tool name of a connection: `conn_` and the name, in the
+/// characters tool names allow.
+pub fn connection_tool(name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("conn_{clean}")
+}
+
+pub fn tools(permissions: &Permissions, connections: &[(String, ConnectionConfig)]) -> Vec<Value> {
     let mut tools = Vec::new();
     if permissions.shell {
         tools.push(json!({"type": "function", "function": {
@@ -45,6 +62,20 @@ pub fn tools(permissions: &Permissions) -> Vec<Value> {
             "parameters": {"type": "object", "properties": {
                 "url": {"type": "string"},
             }, "required": ["url"]},
+        }}));
+    }
+    for (name, conn) in connections {
+        tools.push(json!({"type": "function", "function": {
+            "name": connection_tool(name),
+            "description": format!(
+                "Call the {name} connection through the credentials broker (base {}). Allowed methods: {}. Allowed paths: {} (`*` is one segment).",
+                conn.base_url, conn.methods.join(", "), conn.paths.join(", ")
+            ),
+            "parameters": {"type": "object", "properties": {
+                "method": {"type": "string"},
+                "path": {"type": "string", "description": "Absolute path, with a query string if needed."},
+                "body": {"type": "string", "description": "JSON body, for methods that take one."},
+            }, "required": ["method", "path"]},
         }}));
     }
     tools

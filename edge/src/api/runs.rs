@@ -66,7 +66,16 @@ async fn create_run(
         )
     })?;
     let object = parse_object(&bytes)?;
-    let request = validate(&object, &rules_for(edge, &org, &|m| is_model(edge, m)))?;
+    let is_connection = |c: &str| {
+        edge.config
+            .connections
+            .get(c)
+            .is_some_and(|conn| conn.allows_org(&org.name))
+    };
+    let request = validate(
+        &object,
+        &rules_for(edge, &org, &|m| is_model(edge, m), &is_connection),
+    )?;
     let zdr = request.zero_data_retention || org.zero_data_retention;
     let record = new_record(edge, &org, &request, zdr);
     let claim = idempotency_key.map(|key| IdempotencyClaim {
@@ -133,15 +142,19 @@ async fn create_run(
     }
 }
 
-fn rules_for<'a>(edge: &'a Edge, org: &Org, is_model: &'a dyn Fn(&str) -> bool) -> Rules<'a> {
+fn rules_for<'a>(
+    edge: &'a Edge,
+    org: &Org,
+    is_model: &'a dyn Fn(&str) -> bool,
+    is_connection: &'a dyn Fn(&str) -> bool,
+) -> Rules<'a> {
     Rules {
         max_timeout_seconds: edge.config.runs.max_timeout_seconds,
         default_timeout_seconds: edge.config.runs.default_timeout_seconds,
         per_run_cap_micros: org.per_run_cap_micros,
         default_model: &edge.config.default_model,
         is_model,
-        // No connections are configured in this build.
-        is_connection: &|_| false,
+        is_connection,
     }
 }
 

@@ -4,12 +4,14 @@
 //! timeline), and the web is reached only through `web_fetch`, GET only,
 //! to public addresses.
 
+mod connection;
 mod html;
 mod ssrf;
 mod web;
 
 use std::time::Duration;
 
+pub use connection::{ConnectionCall, allowed as connection_allows};
 pub use ssrf::is_public;
 
 use crate::agent::openai::OpenAiClient;
