@@ -5,19 +5,21 @@
 //! Builtins that bash also ships as programs (`echo`, `printf`, `test`,
 //! ...) reuse the utility code with bash's message prefix.
 
+mod declare;
 mod dirs;
 mod flow;
 mod getopts;
 mod introspect;
 mod mapfile;
 mod read;
-mod shopt;
+pub(crate) mod shopt;
 mod vars;
 
 use crate::errors::Unwind;
 use crate::interp::Shell;
 use crate::streams::Io;
 use crate::utils::{self, Process, UtilityFn};
+pub(crate) use declare::declaration;
 
 /// A builtin's entry point.
 pub(crate) type BuiltinFn = fn(&mut Shell, &Io, &[String]) -> Result<i32, Unwind>;
@@ -32,7 +34,7 @@ const BUILTINS: &[(&str, BuiltinFn)] = &[
     ("cd", dirs::cd),
     ("command", introspect::command),
     ("continue", flow::continue_),
-    ("declare", vars::declare),
+    ("declare", declare::declare),
     ("dirs", dirs::dirs),
     ("echo", echo),
     ("eval", flow::eval),
@@ -43,7 +45,7 @@ const BUILTINS: &[(&str, BuiltinFn)] = &[
     ("getopts", getopts::getopts),
     ("hash", flow::colon),
     ("let", vars::let_),
-    ("local", vars::local),
+    ("local", declare::local),
     ("mapfile", mapfile::mapfile),
     ("popd", dirs::popd),
     ("printf", printf),
@@ -61,7 +63,7 @@ const BUILTINS: &[(&str, BuiltinFn)] = &[
     ("trap", flow::trap),
     ("true", true_),
     ("type", introspect::type_),
-    ("typeset", vars::declare),
+    ("typeset", declare::declare),
     ("umask", flow::umask),
     ("unset", vars::unset),
     ("wait", flow::colon),

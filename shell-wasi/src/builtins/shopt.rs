@@ -68,7 +68,7 @@ const NAMES: &[&str] = &[
 ];
 
 /// Options on by default in `bash -c`.
-const DEFAULT_ON: &[&str] = &[
+pub(crate) const DEFAULT_ON: &[&str] = &[
     "checkwinsize",
     "cmdhist",
     "complete_fullquote",
@@ -89,7 +89,7 @@ fn is_on(shell: &Shell, name: &str) -> bool {
         "nullglob" => shell.opts.nullglob,
         "failglob" => shell.opts.failglob,
         "dotglob" => shell.opts.dotglob,
-        other => DEFAULT_ON.contains(&other),
+        other => shell.shopts.contains(other),
     }
 }
 
@@ -98,7 +98,12 @@ fn set(shell: &mut Shell, name: &str, on: bool) {
         "nullglob" => shell.opts.nullglob = on,
         "failglob" => shell.opts.failglob = on,
         "dotglob" => shell.opts.dotglob = on,
-        _ => {}
+        other if on => {
+            shell.shopts.insert(other.to_string());
+        }
+        other => {
+            shell.shopts.remove(other);
+        }
     }
 }
 

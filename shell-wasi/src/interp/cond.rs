@@ -50,7 +50,7 @@ impl Shell {
             ExtendedTestExpr::UnaryTest(op, word) => {
                 let operand = self.expand_string(word, io)?;
                 let vars = &self.vars;
-                let is_set = |name: &str| vars.get(name).is_some();
+                let is_set = |name: &str| vars.is_set(name);
                 let ctx = TestContext {
                     cwd: &self.cwd,
                     host: self.host.as_ref(),
@@ -154,7 +154,7 @@ impl Shell {
 
     fn plain_binary(&self, op: &BinaryPredicate, l: &str, r: &str) -> Result<bool, CondError> {
         let vars = &self.vars;
-        let is_set = |name: &str| vars.get(name).is_some();
+        let is_set = |name: &str| vars.is_set(name);
         let ctx = TestContext {
             cwd: &self.cwd,
             host: self.host.as_ref(),

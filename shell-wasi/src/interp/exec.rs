@@ -237,8 +237,15 @@ impl Shell {
             None => self.positional.clone(),
         };
         let mut status = 0;
+        let name = &clause.variable_name;
         for value in values {
-            if let Err(err) = self.vars.set(&clause.variable_name, value) {
+            // A nameref loop variable is pointed at each word in turn.
+            if self.vars.get_raw(name).is_some_and(|v| v.nameref) {
+                if let Err(msg) = self.vars.set_nameref(name, Some(&value)) {
+                    self.report(io, &msg);
+                    return Ok(1);
+                }
+            } else if let Err(err) = self.vars.set(name, value) {
                 return Err(self.fail(io, &err));
             }
             if let LoopStep::Stop = self.loop_body(&clause.body.list, io, &mut status)? {

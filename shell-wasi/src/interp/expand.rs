@@ -330,18 +330,42 @@ impl Shell {
 /// True if the pieces contain `$@` or `${a[@]}`, whose empty expansion
 /// inside quotes yields no word at all.
 fn has_all_elements(pieces: &[WordPieceWithSource]) -> bool {
-    use word::{Parameter, ParameterExpr, SpecialParameter};
+    use word::{Parameter, SpecialParameter};
     pieces.iter().any(|p| match &p.piece {
-        WordPiece::ParameterExpansion(ParameterExpr::Parameter { parameter, .. }) => matches!(
-            parameter,
-            Parameter::Special(SpecialParameter::AllPositionalParameters { concatenate: false })
-                | Parameter::NamedWithAllIndices {
+        WordPiece::ParameterExpansion(expr) => matches!(
+            list_parameter(expr),
+            Some(
+                Parameter::Special(SpecialParameter::AllPositionalParameters {
+                    concatenate: false
+                }) | Parameter::NamedWithAllIndices {
                     concatenate: false,
                     ..
                 }
+            )
         ),
         _ => false,
     })
+}
+
+/// The parameter of an expansion that maps a list element by element
+/// (`${a[@]}`, `${a[@]:1}`, `${a[@]#x}`, `${a[@]/x/y}`, `${a[@]^^}`).
+fn list_parameter(expr: &word::ParameterExpr) -> Option<&word::Parameter> {
+    use word::ParameterExpr as E;
+    match expr {
+        E::Parameter { parameter, .. }
+        | E::RemoveSmallestSuffixPattern { parameter, .. }
+        | E::RemoveLargestSuffixPattern { parameter, .. }
+        | E::RemoveSmallestPrefixPattern { parameter, .. }
+        | E::RemoveLargestPrefixPattern { parameter, .. }
+        | E::Substring { parameter, .. }
+        | E::Transform { parameter, .. }
+        | E::UppercaseFirstChar { parameter, .. }
+        | E::UppercasePattern { parameter, .. }
+        | E::LowercaseFirstChar { parameter, .. }
+        | E::LowercasePattern { parameter, .. }
+        | E::ReplaceSubstring { parameter, .. } => Some(parameter),
+        _ => None,
+    }
 }
 
 /// `$( )` text of a backquoted substitution: `\$`, `` \` `` and `\\`

@@ -13,6 +13,7 @@
 //! turn words into fields.
 
 mod arith;
+mod assign;
 mod cond;
 mod exec;
 mod expand;
@@ -20,9 +21,11 @@ mod glob;
 mod param;
 mod pipeline;
 mod procsub;
+mod prompt;
 mod redirect;
 pub(crate) mod script;
 mod simple;
+mod transform;
 pub(crate) mod vars;
 
 use std::collections::HashMap;
@@ -116,6 +119,11 @@ pub struct Shell {
     /// `getopts`' place inside a group of options (`-abc`): the `OPTIND`
     /// it was at and the next character's index.
     pub(crate) getopts_pos: (usize, usize),
+    /// Which arguments of the running declaration builtin were written as
+    /// compound assignments `x=(...)` (see `simple::expand_declaration`).
+    pub(crate) compound_args: Vec<usize>,
+    /// The `shopt` options that are on, except the glob ones in `opts`.
+    pub(crate) shopts: std::collections::BTreeSet<String>,
 }
 
 /// The "NAME: line N" part of bash's error messages.
@@ -175,6 +183,11 @@ impl Shell {
             started: std::time::Instant::now(),
             psub_count: 0,
             dir_stack: Vec::new(),
+            compound_args: Vec::new(),
+            shopts: crate::builtins::shopt::DEFAULT_ON
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
         }
     }
 
@@ -230,6 +243,11 @@ impl Shell {
             self.status = status;
         }
         Ok(status)
+    }
+
+    /// Whether `shopt NAME` is on (options kept outside `opts`).
+    pub(crate) fn shopt_on(&self, name: &str) -> bool {
+        self.shopts.contains(name)
     }
 
     pub(crate) fn sourcing(&self) -> bool {

@@ -21,6 +21,9 @@ struct Parts<'a> {
     assignments: Vec<&'a ast::Assignment>,
     words: Vec<ast::Word>,
     redirects: Vec<&'a ast::IoRedirect>,
+    /// Which `words` were written as assignments after the command name
+    /// (`declare x=$y`), and whether as a compound `x=(...)`.
+    assignment_words: Vec<(usize, bool)>,
     /// `<(cmd)` / `>(cmd)` arguments: where in `words` their file name goes.
     substitutions: Vec<(
         usize,
@@ -62,9 +65,14 @@ fn split_items(cmd: &ast::SimpleCommand) -> Parts<'_> {
     }
     for item in cmd.suffix.iter().flat_map(|s| s.0.iter()) {
         match item {
-            // After the command name, `X=1` is an ordinary argument.
-            ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w)
-            | ast::CommandPrefixOrSuffixItem::Word(w) => {
+            // After the command name, `X=1` is an ordinary argument,
+            // except to the declaration builtins.
+            ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
+                let compound = matches!(a.value, ast::AssignmentValue::Array(_));
+                parts.assignment_words.push((parts.words.len(), compound));
+                parts.words.push(w.clone());
+            }
+            ast::CommandPrefixOrSuffixItem::Word(w) => {
                 parts.words.push(w.clone());
             }
             ast::CommandPrefixOrSuffixItem::IoRedirect(r) => parts.redirects.push(r),
@@ -105,12 +113,20 @@ impl Shell {
             }
         }
         let result = self.run_simple_parts(&parts, io);
+        for warning in self.vars.take_warnings() {
+            self.report(io, &warning);
+        }
         self.finish_process_substitutions(pending, files, io)?;
         result
     }
 
     fn run_simple_parts(&mut self, parts: &Parts<'_>, io: &Io) -> Result<i32, Unwind> {
-        let argv = match self.expand_words(&parts.words, io) {
+        let expanded = if is_declaration(parts) {
+            self.expand_declaration(parts, io)
+        } else {
+            self.expand_words(&parts.words, io)
+        };
+        let argv = match expanded {
             Ok(argv) => argv,
             Err(err) => return Err(self.fail(io, &err)),
         };
@@ -131,6 +147,7 @@ impl Shell {
         let saved = self.temporary_assignments(&parts.assignments, io)?;
         self.trace(&argv, io);
         let result = self.dispatch(&argv, &cmd_io);
+        self.compound_args.clear();
         for (name, var) in saved.into_iter().rev() {
             self.vars.restore(&name, var);
         }
@@ -140,6 +157,30 @@ impl Shell {
         }
         flush_redirected(&cmd_io, io);
         result
+    }
+
+    /// The words of `declare`, `local`, `export`, ... : an operand written
+    /// as an assignment is one field, neither split nor globbed, and a
+    /// compound `x=(...)` stays text for the builtin to parse (its kind
+    /// depends on the options).
+    fn expand_declaration(
+        &mut self,
+        parts: &Parts<'_>,
+        io: &Io,
+    ) -> Result<Vec<String>, crate::errors::ShellError> {
+        let mut argv = Vec::new();
+        self.compound_args.clear();
+        for (i, word) in parts.words.iter().enumerate() {
+            match parts.assignment_words.iter().find(|(at, _)| *at == i) {
+                Some((_, true)) => {
+                    self.compound_args.push(argv.len());
+                    argv.push(word.value.clone());
+                }
+                Some((_, false)) => argv.push(self.expand_string(word, io)?),
+                None => argv.extend(self.expand_words(std::slice::from_ref(word), io)?),
+            }
+        }
+        Ok(argv)
     }
 
     /// `X=1 cmd`: the variables are set and exported for this command only.
@@ -156,175 +197,6 @@ impl Shell {
             self.vars.mark_exported(&name);
         }
         Ok(saved)
-    }
-
-    /// `name=value`, `name+=value`, `name=(a b)`, `name[i]=value`.
-    pub(crate) fn assign(&mut self, a: &ast::Assignment, io: &Io) -> Result<(), Unwind> {
-        let result = match (&a.name, &a.value) {
-            (ast::AssignmentName::VariableName(name), ast::AssignmentValue::Scalar(w))
-                if self.vars.is_integer(name) =>
-            {
-                // `declare -i`: the value is arithmetic; `+=` adds.
-                self.expand_string(w, io).and_then(|text| {
-                    let n = self.arith_expand_eval(&text, io)?;
-                    let n = if a.append {
-                        let old = self.vars.scalar(name).unwrap_or("0");
-                        old.parse::<i64>().unwrap_or(0).wrapping_add(n)
-                    } else {
-                        n
-                    };
-                    self.vars.set(name, n.to_string())
-                })
-            }
-            (ast::AssignmentName::VariableName(name), ast::AssignmentValue::Scalar(w)) => {
-                self.expand_string(w, io).and_then(|value| {
-                    let value = if a.append {
-                        format!("{}{value}", self.vars.scalar(name).unwrap_or(""))
-                    } else {
-                        value
-                    };
-                    self.vars.set(name, value)
-                })
-            }
-            (ast::AssignmentName::VariableName(name), ast::AssignmentValue::Array(items)) => {
-                self.assign_array(name, items, a.append, io)
-            }
-            (
-                ast::AssignmentName::ArrayElementName(name, index),
-                ast::AssignmentValue::Scalar(w),
-            ) if self.vars.is_assoc(name) => self.assoc_key(index, io).and_then(|key| {
-                let value = self.expand_string(w, io)?;
-                let value = if a.append {
-                    format!("{}{value}", self.vars.get_key(name, &key).unwrap_or(""))
-                } else {
-                    value
-                };
-                self.vars.set_key(name, key, value)
-            }),
-            (
-                ast::AssignmentName::ArrayElementName(name, index),
-                ast::AssignmentValue::Scalar(w),
-            ) => self.arith_expand_eval(index, io).and_then(|i| {
-                // The subscript is full arithmetic (`a[i++]`, `a[${x[0]}]`);
-                // negative counts back from the end.
-                let value = self.expand_string(w, io)?;
-                let len = match self.vars.get(name).map(|v| &v.value) {
-                    Some(super::vars::Value::Indexed(m)) => {
-                        m.keys().next_back().map_or(0, |k| k + 1)
-                    }
-                    Some(_) => 1,
-                    None => 0,
-                };
-                let i = if i < 0 {
-                    i + i64::try_from(len).unwrap_or(0)
-                } else {
-                    i
-                };
-                let i = usize::try_from(i).map_err(|_| {
-                    crate::errors::ShellError::BadSubstitution(format!("{name}[{index}]"))
-                })?;
-                let value = if a.append {
-                    let old = match self.vars.get(name).map(|v| &v.value) {
-                        Some(super::vars::Value::Indexed(m)) => m.get(&i).cloned(),
-                        Some(super::vars::Value::Scalar(s)) if i == 0 => Some(s.clone()),
-                        _ => None,
-                    };
-                    format!("{}{value}", old.unwrap_or_default())
-                } else {
-                    value
-                };
-                self.vars.set_element(name, i, value)
-            }),
-            (ast::AssignmentName::ArrayElementName(name, _), ast::AssignmentValue::Array(_)) => {
-                Err(crate::errors::ShellError::BadSubstitution(name.clone()))
-            }
-        };
-        result.map_err(|err| self.fail(io, &err))
-    }
-
-    /// `m=([k]=v ...)` (or `+=`) for an associative array.
-    fn assign_assoc(
-        &mut self,
-        name: &str,
-        items: &[(Option<ast::Word>, ast::Word)],
-        append: bool,
-        io: &Io,
-    ) -> Result<(), crate::errors::ShellError> {
-        let mut pairs = Vec::new();
-        for (key, value) in items {
-            if let Some(k) = key {
-                pairs.push((
-                    self.assoc_key(&k.value, io)?,
-                    self.expand_string(value, io)?,
-                ));
-            }
-        }
-        if !append {
-            self.vars.set_value(
-                name,
-                super::vars::Value::Assoc(std::collections::BTreeMap::new()),
-            )?;
-        }
-        for (key, value) in pairs {
-            self.vars.set_key(name, key, value)?;
-        }
-        Ok(())
-    }
-
-    /// An associative array's subscript: expanded as a string, not
-    /// evaluated as arithmetic.
-    pub(crate) fn assoc_key(
-        &mut self,
-        index: &str,
-        io: &Io,
-    ) -> Result<String, crate::errors::ShellError> {
-        let parts = self.word_parts(index, io)?;
-        Ok(super::expand::join_parts(&parts))
-    }
-
-    fn assign_array(
-        &mut self,
-        name: &str,
-        items: &[(Option<ast::Word>, ast::Word)],
-        append: bool,
-        io: &Io,
-    ) -> Result<(), crate::errors::ShellError> {
-        use super::vars::Value;
-        if self.vars.is_assoc(name) {
-            return self.assign_assoc(name, items, append, io);
-        }
-        // Expand everything first: the words may read the array itself.
-        let mut elements: Vec<(Option<usize>, String)> = Vec::new();
-        for (key, value) in items {
-            match key {
-                Some(k) => {
-                    let i = super::arith::eval_index(self, &k.value)?;
-                    let i = usize::try_from(i).unwrap_or(0);
-                    elements.push((Some(i), self.expand_string(value, io)?));
-                }
-                None => {
-                    for field in self.expand_words(std::slice::from_ref(value), io)? {
-                        elements.push((None, field));
-                    }
-                }
-            }
-        }
-        let mut next = match (append, self.vars.get(name).map(|v| &v.value)) {
-            (true, Some(Value::Indexed(m))) => m.keys().next_back().map_or(0, |k| k + 1),
-            (true, Some(Value::Scalar(_))) => 1,
-            _ => {
-                self.vars
-                    .set_value(name, Value::Indexed(std::collections::BTreeMap::new()))?;
-                0
-            }
-        };
-        // `a+=(x)` adds in place: appending in a loop stays linear.
-        for (index, value) in elements {
-            next = index.unwrap_or(next);
-            self.vars.set_element(name, next, value)?;
-            next += 1;
-        }
-        Ok(())
     }
 
     /// `set -x` for an assignment: `+ name=value` as assigned.
@@ -549,6 +421,18 @@ fn flush_redirected(cmd_io: &Io, io: &Io) {
     if !Rc::ptr_eq(&cmd_io.stderr, &io.stderr) {
         let _ = cmd_io.stderr.borrow_mut().flush();
     }
+}
+
+/// Whether the command is a declaration builtin, whose assignment-like
+/// operands expand as assignments do.
+fn is_declaration(parts: &Parts<'_>) -> bool {
+    !parts.assignment_words.is_empty()
+        && parts.words.first().is_some_and(|w| {
+            matches!(
+                w.value.as_str(),
+                "declare" | "typeset" | "local" | "export" | "readonly"
+            )
+        })
 }
 
 fn assignment_name(a: &ast::Assignment) -> &str {
