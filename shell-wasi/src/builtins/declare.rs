@@ -385,8 +385,8 @@ fn list(shell: &Shell, io: &Io, opts: &Opts, builtin: &str) {
         let mut funcs: Vec<&String> = shell.funcs.keys().collect();
         funcs.sort();
         for f in funcs {
-            if let Some(def) = shell.funcs.get(f) {
-                out.push_str(&format!("{def}\n"));
+            if let Some(func) = shell.funcs.get(f) {
+                out.push_str(&format!("{}\n", func.def));
             }
         }
     }
@@ -429,7 +429,7 @@ fn functions(shell: &Shell, io: &Io, opts: &Opts, operands: &[Operand]) -> i32 {
                 out.push_str(&format!("declare -f {name}\n"));
             }
             Some(_) if names_only => out.push_str(&format!("{name}\n")),
-            Some(def) => out.push_str(&format!("{def}\n")),
+            Some(func) => out.push_str(&format!("{}\n", func.def)),
             None => status = 1,
         }
     }

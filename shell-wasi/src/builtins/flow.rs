@@ -161,7 +161,16 @@ pub(crate) fn source(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32,
     let args = argv.get(2..).unwrap_or_default().to_vec();
     let saved = (!args.is_empty()).then(|| std::mem::replace(&mut shell.positional, args));
     shell.sourcing += 1;
+    shell.push_frame("source", file);
+    let saved_location = shell.location.clone();
+    shell.location = crate::interp::Location {
+        name: file.clone(),
+        line: 1,
+        base: 0,
+    };
     let result = shell.run_text(&text, io);
+    shell.location = saved_location;
+    shell.pop_frame();
     shell.sourcing -= 1;
     if let Some(saved) = saved {
         shell.positional = saved;

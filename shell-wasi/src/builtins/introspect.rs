@@ -78,7 +78,7 @@ fn describe(shell: &Shell, name: &str, kind: &Kind, terse: bool, path_only: bool
             let body = shell
                 .funcs
                 .get(name)
-                .map(|f| f.to_string())
+                .map(|f| f.def.to_string())
                 .unwrap_or_default();
             format!("{name} is a function\n{body}\n")
         }
@@ -146,5 +146,28 @@ pub(crate) fn command(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32
             io.out(out.as_bytes());
             Ok(i32::from(!found))
         }
+    }
+}
+
+/// `caller [N]`: where the current function (or the Nth one up) was
+/// called from.
+pub(crate) fn caller(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    let n = match argv.get(1) {
+        None => None,
+        Some(arg) => match arg.trim().parse::<usize>() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                shell.report(io, &format!("caller: {arg}: invalid number"));
+                io.err_line("caller: usage: caller [expr]");
+                return Ok(2);
+            }
+        },
+    };
+    match shell.caller_text(n) {
+        Some(text) => {
+            io.out(format!("{text}\n").as_bytes());
+            Ok(0)
+        }
+        None => Ok(1),
     }
 }

@@ -31,6 +31,7 @@ const BUILTINS: &[(&str, BuiltinFn)] = &[
     ("[", bracket),
     ("break", flow::break_),
     ("builtin", builtin),
+    ("caller", introspect::caller),
     ("cd", dirs::cd),
     ("command", introspect::command),
     ("continue", flow::continue_),

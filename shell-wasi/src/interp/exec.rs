@@ -111,8 +111,7 @@ impl Shell {
                 result
             }
             ast::Command::Function(def) => {
-                let name = def.fname.value.clone();
-                self.funcs.insert(name, std::rc::Rc::new(def.clone()));
+                self.define_function(def);
                 Ok(0)
             }
             ast::Command::ExtendedTest(test, _) => self.run_extended_test(&test.expr, io),

@@ -14,6 +14,7 @@
 
 mod arith;
 mod assign;
+mod callstack;
 mod cond;
 mod exec;
 mod expand;
@@ -40,6 +41,7 @@ use crate::streams::Io;
 use vars::Vars;
 
 pub(crate) use arith::parse_number;
+pub(crate) use callstack::Function;
 pub(crate) use glob::pattern_matches;
 
 /// Deepest nesting of function calls, subshells, substitutions and
@@ -74,7 +76,9 @@ pub(crate) struct Options {
 #[derive(Clone)]
 pub struct Shell {
     pub(crate) vars: Vars,
-    pub(crate) funcs: HashMap<String, Rc<ast::FunctionDefinition>>,
+    pub(crate) funcs: HashMap<String, Rc<Function>>,
+    /// Function calls and sourced files running, innermost last.
+    pub(crate) frames: Vec<callstack::Frame>,
     /// Absolute, logical working folder (what `pwd` prints).
     pub(crate) cwd: String,
     /// `$?`.
@@ -162,6 +166,7 @@ impl Shell {
         Self {
             vars,
             funcs: HashMap::new(),
+            frames: Vec::new(),
             cwd,
             status: 0,
             positional: args,
@@ -194,6 +199,7 @@ impl Shell {
     /// Runs `-c` text (or a script) to the end, then its EXIT trap, and
     /// returns the exit status.
     pub(crate) fn run_toplevel(&mut self, text: &str, io: &Io) -> i32 {
+        self.publish_stack();
         let status = self.run_lines(text, io);
         let Some(trap) = self.exit_trap.take() else {
             return status;

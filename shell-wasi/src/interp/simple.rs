@@ -261,7 +261,7 @@ impl Shell {
 
     fn call_function(
         &mut self,
-        def: &Rc<ast::FunctionDefinition>,
+        func: &Rc<super::Function>,
         argv: &[String],
         io: &Io,
     ) -> Result<i32, Unwind> {
@@ -271,29 +271,19 @@ impl Shell {
         let args = argv.get(1..).unwrap_or_default().to_vec();
         let saved_args = std::mem::replace(&mut self.positional, args);
         let saved_location = self.location.clone();
-        if !self.is_script {
-            // bash names -c functions' errors "environment: line N".
-            self.location.name = "environment".to_string();
-        }
-        // `FUNCNAME`: the calling functions, innermost first.
         let name = argv.first().cloned().unwrap_or_default();
-        let saved_funcname = self.vars.get("FUNCNAME").cloned();
-        let mut stack = saved_funcname
-            .as_ref()
-            .map(|v| v.value.elements())
-            .unwrap_or_default();
-        stack.insert(0, name);
-        let _ = self.vars.set_value(
-            "FUNCNAME",
-            super::vars::Value::Indexed(stack.into_iter().enumerate().collect()),
-        );
+        self.push_frame(&name, &func.source);
+        // Messages name the file the function came from (bash says
+        // "environment" for `-c` text).
+        self.location.name = func.source.clone();
+        self.location.base = func.base;
         self.vars.push_scope();
         self.functions += 1;
-        let result = self.run_function_body(&def.body, io);
+        let result = self.run_function_body(&func.def.body, io);
         self.functions -= 1;
         self.vars.pop_scope();
-        self.vars.restore("FUNCNAME", saved_funcname);
         self.location = saved_location;
+        self.pop_frame();
         self.positional = saved_args;
         self.depth -= 1;
         match result {
