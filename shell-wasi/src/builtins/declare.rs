@@ -428,6 +428,9 @@ fn functions(shell: &Shell, io: &Io, opts: &Opts, operands: &[Operand]) -> i32 {
             Some(_) if names_only && operands.is_empty() => {
                 out.push_str(&format!("declare -f {name}\n"));
             }
+            Some(func) if names_only && shell.shopt_on("extdebug") => {
+                out.push_str(&format!("{name} {} {}\n", func.line, func.source));
+            }
             Some(_) if names_only => out.push_str(&format!("{name}\n")),
             Some(func) => out.push_str(&format!("{}\n", func.def)),
             None => status = 1,

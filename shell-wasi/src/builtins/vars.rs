@@ -210,6 +210,7 @@ fn list_options(shell: &Shell, io: &Io, as_commands: bool) {
     let on = |name: &str| match name {
         "errexit" => shell.opts.errexit,
         "errtrace" => shell.opts.errtrace,
+        "functrace" => shell.opts.functrace,
         "noglob" => shell.opts.noglob,
         "nounset" => shell.opts.nounset,
         "pipefail" => shell.opts.pipefail,

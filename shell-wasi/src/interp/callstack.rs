@@ -16,6 +16,8 @@ pub(crate) struct Function {
     pub(crate) source: String,
     /// Added to its line numbers (text of `eval` or `$( )`).
     pub(crate) base: usize,
+    /// The line its definition starts on (`declare -F` with extdebug).
+    pub(crate) line: usize,
 }
 
 /// One function call or `source`.
@@ -25,6 +27,8 @@ pub(crate) struct Frame {
     pub(crate) source: String,
     /// The line it was called from, in the frame below.
     pub(crate) call_line: usize,
+    /// Its arguments (`BASH_ARGV`).
+    pub(crate) args: Vec<String>,
 }
 
 /// The three arrays, innermost first.
@@ -46,6 +50,7 @@ impl Shell {
 
     /// Remembers a function definition with where it was written.
     pub(crate) fn define_function(&mut self, def: &ast::FunctionDefinition) {
+        let line = def.fname.loc.as_ref().map_or(0, |l| l.start.line);
         let source = match self.current_source() {
             s if s.is_empty() => "environment".to_string(),
             s => s,
@@ -54,18 +59,23 @@ impl Shell {
             def: def.clone(),
             source,
             base: self.location.base,
+            line: self.location.base + line,
         };
         self.funcs
             .insert(def.fname.value.clone(), std::rc::Rc::new(function));
     }
 
     /// Enters a function or sourced file.
-    pub(crate) fn push_frame(&mut self, func: &str, source: &str) {
+    pub(crate) fn push_frame(&mut self, func: &str, source: &str, args: &[String]) {
         let call_line = self.location.base + self.location.line;
+        if self.frames.is_empty() {
+            self.main_args.clone_from(&self.positional);
+        }
         self.frames.push(Frame {
             func: func.to_string(),
             source: source.to_string(),
             call_line,
+            args: args.to_vec(),
         });
         self.publish_stack();
     }
@@ -103,6 +113,29 @@ impl Shell {
         let _ = self.vars.set_value("BASH_SOURCE", array(stack.sources));
         let lines = stack.lines.iter().map(ToString::to_string).collect();
         let _ = self.vars.set_value("BASH_LINENO", array(lines));
+        if self.shopt_on("extdebug") {
+            self.publish_args();
+        }
+    }
+
+    /// `BASH_ARGC` (argument counts) and `BASH_ARGV` (the arguments, last
+    /// first), innermost frame first, ending with the shell's own.
+    fn publish_args(&mut self) {
+        let mut counts = Vec::new();
+        let mut argv = Vec::new();
+        let frames = self.frames.iter().map(|f| &f.args);
+        let main = std::iter::once(if self.frames.is_empty() {
+            &self.positional
+        } else {
+            &self.main_args
+        });
+        for args in frames.rev().chain(main) {
+            counts.push(args.len().to_string());
+            argv.extend(args.iter().rev().cloned());
+        }
+        let array = |items: Vec<String>| Value::Indexed(items.into_iter().enumerate().collect());
+        let _ = self.vars.set_value("BASH_ARGC", array(counts));
+        let _ = self.vars.set_value("BASH_ARGV", array(argv));
     }
 
     /// What `caller` prints: `LINE FILE`, or `LINE FUNC FILE` for

@@ -71,12 +71,13 @@ impl Shell {
             && self.in_condition == 0
             && !negated
             && !self.in_err_trap
+            && !self.err_trap_inherited
             && (self.functions == 0 || self.opts.errtrace);
         let Some(trap) = self.err_trap.clone().filter(|_| applies) else {
             return Ok(());
         };
         self.in_err_trap = true;
-        let result = self.run_text(&trap, io);
+        let result = self.run_trap_text(&trap, io);
         self.in_err_trap = false;
         self.status = status;
         match result {
@@ -114,7 +115,12 @@ impl Shell {
                 self.define_function(def);
                 Ok(0)
             }
-            ast::Command::ExtendedTest(test, _) => self.run_extended_test(&test.expr, io),
+            ast::Command::ExtendedTest(test, _) => {
+                if self.before_command(|| format!("[[ {} ]]", test.expr), io)? {
+                    return Ok(0);
+                }
+                self.run_extended_test(&test.expr, io)
+            }
         }
     }
 
@@ -131,8 +137,19 @@ impl Shell {
             C::WhileClause(clause) => self.run_while(clause, io, true),
             C::UntilClause(clause) => self.run_while(clause, io, false),
             C::ForClause(clause) => self.run_for(clause, io),
-            C::CaseClause(clause) => self.run_case(clause, io),
-            C::Arithmetic(arith) => self.run_arith_command(&arith.expr.value, io),
+            C::CaseClause(clause) => {
+                if self.before_command(|| format!("case {} in ", clause.value), io)? {
+                    return Ok(0);
+                }
+                self.run_case(clause, io)
+            }
+            C::Arithmetic(arith) => {
+                let text = &arith.expr.value;
+                if self.before_command(|| format!("(( {text} ))"), io)? {
+                    return Ok(0);
+                }
+                self.run_arith_command(text, io)
+            }
             C::ArithmeticForClause(clause) => self.run_arith_for(clause, io),
             C::Coprocess(_) => {
                 self.report(io, "coproc: not supported in this sandbox");
@@ -150,12 +167,13 @@ impl Shell {
         if let Err(err) = self.enter() {
             return Err(self.fail(io, &err));
         }
-        let mut child = self.clone();
+        let mut child = self.subshell();
         let status = match child.run_list(list, io) {
             Ok(status) => status,
             Err(Unwind::Exit(status) | Unwind::Abort(status) | Unwind::Return(status)) => status,
             Err(Unwind::Break(_) | Unwind::Continue(_)) => child.status,
         };
+        let status = child.finish_subshell(status, io);
         self.depth -= 1;
         Ok(status)
     }
@@ -237,7 +255,18 @@ impl Shell {
         };
         let mut status = 0;
         let name = &clause.variable_name;
+        let text = || match &clause.values {
+            Some(words) => {
+                let words: Vec<&str> = words.iter().map(|w| w.value.as_str()).collect();
+                format!("for {name} in {}", words.join(" "))
+            }
+            None => format!("for {name}"),
+        };
         for value in values {
+            self.location.line = clause.loc.start.line;
+            if self.before_command(text, io)? {
+                continue;
+            }
             // A nameref loop variable is pointed at each word in turn.
             if self.vars.get_raw(name).is_some_and(|v| v.nameref) {
                 if let Err(msg) = self.vars.set_nameref(name, Some(&value)) {

@@ -243,7 +243,7 @@ impl Shell {
             return self.file_substitution(file, io);
         }
         self.enter()?;
-        let mut child = self.clone();
+        let mut child = self.subshell();
         // bash does not carry `set -e` into `$( )` (without
         // `shopt -s inherit_errexit`).
         child.opts.errexit = false;
@@ -260,6 +260,7 @@ impl Shell {
             Err(Unwind::Exit(s) | Unwind::Abort(s) | Unwind::Return(s)) => s,
             Err(Unwind::Break(_) | Unwind::Continue(_)) => child.status,
         };
+        let status = child.finish_subshell(status, &sub_io);
         self.depth -= 1;
         self.status = status;
         self.subst_status = Some(status);

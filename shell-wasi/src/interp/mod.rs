@@ -27,6 +27,7 @@ mod redirect;
 pub(crate) mod script;
 mod simple;
 mod transform;
+mod trap;
 pub(crate) mod vars;
 
 use std::collections::HashMap;
@@ -70,6 +71,8 @@ pub(crate) struct Options {
     pub(crate) noglob: bool,
     /// `set -E`: functions and subshells inherit the ERR trap.
     pub(crate) errtrace: bool,
+    /// `set -T`: functions and subshells inherit DEBUG and RETURN.
+    pub(crate) functrace: bool,
 }
 
 /// The state of one (sub)shell.
@@ -79,6 +82,8 @@ pub struct Shell {
     pub(crate) funcs: HashMap<String, Rc<Function>>,
     /// Function calls and sourced files running, innermost last.
     pub(crate) frames: Vec<callstack::Frame>,
+    /// The positional parameters below the first frame (`BASH_ARGV`).
+    pub(crate) main_args: Vec<String>,
     /// Absolute, logical working folder (what `pwd` prints).
     pub(crate) cwd: String,
     /// `$?`.
@@ -114,6 +119,21 @@ pub struct Shell {
     pub(crate) err_trap: Option<String>,
     /// Set while the ERR trap runs, so its own failures do not re-trigger it.
     pub(crate) in_err_trap: bool,
+    /// The EXIT trap came from the parent shell: `trap -p` shows it, but
+    /// this subshell does not run it.
+    pub(crate) exit_trap_inherited: bool,
+    /// The ERR trap came from the parent shell without `set -E`: shown,
+    /// not run.
+    pub(crate) err_trap_inherited: bool,
+    /// `trap '...' DEBUG`: run before each command.
+    pub(crate) debug_trap: Option<String>,
+    /// `trap '...' RETURN`: run when a function or sourced file ends.
+    pub(crate) return_trap: Option<String>,
+    /// Whether DEBUG runs here (not in functions and subshells without
+    /// `set -T`).
+    pub(crate) debug_enabled: bool,
+    /// Traps running now: they do not trigger DEBUG or RETURN themselves.
+    pub(crate) in_trap: u32,
     /// `pushd`'s saved folders, oldest first.
     pub(crate) dir_stack: Vec<String>,
     /// Process substitutions so far, for their files' names.
@@ -167,6 +187,7 @@ impl Shell {
             vars,
             funcs: HashMap::new(),
             frames: Vec::new(),
+            main_args: Vec::new(),
             cwd,
             status: 0,
             positional: args,
@@ -184,6 +205,12 @@ impl Shell {
             exit_trap: None,
             err_trap: None,
             in_err_trap: false,
+            exit_trap_inherited: false,
+            err_trap_inherited: false,
+            debug_trap: None,
+            return_trap: None,
+            debug_enabled: true,
+            in_trap: 0,
             getopts_pos: (1, 1),
             started: std::time::Instant::now(),
             psub_count: 0,
@@ -271,6 +298,7 @@ impl Shell {
             "pipefail" => self.opts.pipefail = on,
             "f" | "noglob" => self.opts.noglob = on,
             "E" | "errtrace" => self.opts.errtrace = on,
+            "T" | "functrace" => self.opts.functrace = on,
             // Accepted and without effect here.
             "h" | "B" | "H" | "v" | "verbose" | "posix" | "noclobber" | "C" | "m" | "monitor"
             | "hashall" | "braceexpand" | "histexpand" | "a" | "allexport" => {}

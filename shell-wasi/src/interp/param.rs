@@ -528,7 +528,14 @@ impl Shell {
         if self.opts.xtrace {
             flags.push('x');
         }
-        flags.push_str("Bc");
+        flags.push('B');
+        if self.opts.errtrace {
+            flags.push('E');
+        }
+        if self.opts.functrace {
+            flags.push('T');
+        }
+        flags.push('c');
         flags
     }
 }

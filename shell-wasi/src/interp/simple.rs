@@ -104,6 +104,9 @@ impl Shell {
             self.location.line = line;
         }
         self.subst_status = None;
+        if self.before_command(|| cmd.to_string(), io)? {
+            return Ok(0);
+        }
         let mut parts = split_items(cmd);
         let (mut pending, mut files) = (Vec::new(), Vec::new());
         for (at, kind, sub) in std::mem::take(&mut parts.substitutions) {
@@ -269,17 +272,17 @@ impl Shell {
             return Err(self.fail(io, &err));
         }
         let args = argv.get(1..).unwrap_or_default().to_vec();
+        let name = argv.first().cloned().unwrap_or_default();
+        self.push_frame(&name, &func.source, &args);
         let saved_args = std::mem::replace(&mut self.positional, args);
         let saved_location = self.location.clone();
-        let name = argv.first().cloned().unwrap_or_default();
-        self.push_frame(&name, &func.source);
         // Messages name the file the function came from (bash says
         // "environment" for `-c` text).
         self.location.name = func.source.clone();
         self.location.base = func.base;
         self.vars.push_scope();
         self.functions += 1;
-        let result = self.run_function_body(&func.def.body, io);
+        let result = self.run_traced_body(func, io);
         self.functions -= 1;
         self.vars.pop_scope();
         self.location = saved_location;
@@ -290,6 +293,31 @@ impl Shell {
             Err(Unwind::Return(status)) => Ok(status),
             other => other,
         }
+    }
+
+    /// A function body with its traps: without `set -T` the DEBUG and
+    /// RETURN traps of the caller do not apply inside; a RETURN trap the
+    /// function sets does, as it returns.
+    fn run_traced_body(&mut self, func: &super::Function, io: &Io) -> Result<i32, Unwind> {
+        let traced = self.traces_functions();
+        let saved_debug = self.debug_enabled;
+        let return_before = self.return_trap.clone();
+        let result = if !traced {
+            self.debug_enabled = false;
+            self.run_function_body(&func.def.body, io)
+        } else {
+            let command = self.vars.scalar("BASH_COMMAND").unwrap_or("").to_string();
+            if self.debug_trap.is_some() && self.debug_trap(&command, io)? {
+                Ok(0)
+            } else {
+                self.run_function_body(&func.def.body, io)
+            }
+        };
+        if traced || self.return_trap != return_before {
+            self.run_return_trap(io)?;
+        }
+        self.debug_enabled = saved_debug;
+        result
     }
 
     fn run_function_body(&mut self, body: &ast::FunctionBody, io: &Io) -> Result<i32, Unwind> {
