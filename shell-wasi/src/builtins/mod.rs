@@ -5,6 +5,8 @@
 //! Builtins that bash also ships as programs (`echo`, `printf`, `test`,
 //! ...) reuse the utility code with bash's message prefix.
 
+mod alias;
+mod compgen;
 mod declare;
 mod dirs;
 mod flow;
@@ -13,7 +15,7 @@ mod introspect;
 mod mapfile;
 mod read;
 pub(crate) mod shopt;
-mod vars;
+pub(crate) mod vars;
 
 use crate::errors::Unwind;
 use crate::interp::Shell;
@@ -29,11 +31,13 @@ const BUILTINS: &[(&str, BuiltinFn)] = &[
     (".", flow::source),
     (":", flow::colon),
     ("[", bracket),
+    ("alias", alias::alias),
     ("break", flow::break_),
     ("builtin", builtin),
     ("caller", introspect::caller),
     ("cd", dirs::cd),
     ("command", introspect::command),
+    ("compgen", compgen::compgen),
     ("continue", flow::continue_),
     ("declare", declare::declare),
     ("dirs", dirs::dirs),
@@ -66,6 +70,7 @@ const BUILTINS: &[(&str, BuiltinFn)] = &[
     ("type", introspect::type_),
     ("typeset", declare::declare),
     ("umask", flow::umask),
+    ("unalias", alias::unalias),
     ("unset", vars::unset),
     ("wait", flow::colon),
 ];
@@ -75,6 +80,11 @@ pub(crate) const KEYWORDS: &[&str] = &[
     "!", "[[", "]]", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for",
     "function", "if", "in", "select", "then", "time", "until", "while", "{", "}",
 ];
+
+/// Every builtin's name, sorted.
+pub(crate) fn builtin_names() -> Vec<String> {
+    BUILTINS.iter().map(|(n, _)| n.to_string()).collect()
+}
 
 pub(crate) fn lookup(name: &str) -> Option<BuiltinFn> {
     BUILTINS

@@ -7,7 +7,7 @@ use crate::interp::Shell;
 use crate::streams::Io;
 
 /// Every option name bash 5.2 knows, sorted, for listing and validation.
-const NAMES: &[&str] = &[
+pub(crate) const NAMES: &[&str] = &[
     "assoc_expand_once",
     "autocd",
     "cdable_vars",

@@ -205,6 +205,42 @@ pub(crate) fn set(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Un
     Ok(0)
 }
 
+/// The option names `set -o` knows, sorted.
+const SET_OPTIONS: [&str; 27] = [
+    "allexport",
+    "braceexpand",
+    "emacs",
+    "errexit",
+    "errtrace",
+    "functrace",
+    "hashall",
+    "histexpand",
+    "history",
+    "ignoreeof",
+    "interactive-comments",
+    "keyword",
+    "monitor",
+    "noclobber",
+    "noexec",
+    "noglob",
+    "nolog",
+    "notify",
+    "nounset",
+    "onecmd",
+    "physical",
+    "pipefail",
+    "posix",
+    "privileged",
+    "verbose",
+    "vi",
+    "xtrace",
+];
+
+/// The option names `set -o` knows (`compgen -A setopt`).
+pub(crate) fn option_names() -> &'static [&'static str] {
+    &SET_OPTIONS
+}
+
 /// `set -o` (a table) and `set +o` (commands that restore the settings).
 fn list_options(shell: &Shell, io: &Io, as_commands: bool) {
     let on = |name: &str| match name {
@@ -219,35 +255,7 @@ fn list_options(shell: &Shell, io: &Io, as_commands: bool) {
         _ => false,
     };
     let mut out = String::new();
-    for name in [
-        "allexport",
-        "braceexpand",
-        "emacs",
-        "errexit",
-        "errtrace",
-        "functrace",
-        "hashall",
-        "histexpand",
-        "history",
-        "ignoreeof",
-        "interactive-comments",
-        "keyword",
-        "monitor",
-        "noclobber",
-        "noexec",
-        "noglob",
-        "nolog",
-        "notify",
-        "nounset",
-        "onecmd",
-        "physical",
-        "pipefail",
-        "posix",
-        "privileged",
-        "verbose",
-        "vi",
-        "xtrace",
-    ] {
+    for name in SET_OPTIONS {
         if as_commands {
             out.push_str(&format!(
                 "set {}o {name}\n",

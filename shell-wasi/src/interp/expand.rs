@@ -73,6 +73,23 @@ impl Shell {
         Ok(out)
     }
 
+    /// `compgen -W` text: expanded, then split at `IFS` characters, not
+    /// globbed.
+    pub(crate) fn split_word_list(
+        &mut self,
+        text: &str,
+        io: &Io,
+    ) -> Result<Vec<String>, ShellError> {
+        let parts = self.word_parts(text, io)?;
+        let joined = join_parts(&parts);
+        let ifs = self.ifs();
+        Ok(joined
+            .split(|c| ifs.contains(c))
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect())
+    }
+
     /// Expansion to one string without splitting or globbing (assignment
     /// values, `case` subjects, here-strings, `[[ ]]` operands).
     pub(crate) fn expand_string(&mut self, w: &ast::Word, io: &Io) -> Result<String, ShellError> {

@@ -12,6 +12,7 @@
 //! `redirect` builds a command's descriptors, `expand`/`param`/`arith`/`glob`
 //! turn words into fields.
 
+mod alias;
 mod arith;
 mod assign;
 mod callstack;
@@ -43,7 +44,13 @@ use vars::Vars;
 
 pub(crate) use arith::parse_number;
 pub(crate) use callstack::Function;
+pub(crate) use glob::escape_into as escape_glob;
 pub(crate) use glob::pattern_matches;
+
+/// The paths a glob pattern matches from the shell's folder, sorted.
+pub(crate) fn expand_glob(shell: &Shell, pattern: &str) -> Vec<String> {
+    glob::expand_path(&shell.cwd, pattern, shell.opts.dotglob)
+}
 
 /// Deepest nesting of function calls, subshells, substitutions and
 /// scripts. Each level costs interpreter stack, and the wasm stack is
@@ -146,6 +153,10 @@ pub struct Shell {
     /// Which arguments of the running declaration builtin were written as
     /// compound assignments `x=(...)` (see `simple::expand_declaration`).
     pub(crate) compound_args: Vec<usize>,
+    /// `alias name=value`.
+    pub(crate) aliases: std::collections::BTreeMap<String, String>,
+    /// Aliases whose expansion is running (not expanded again inside).
+    pub(crate) expanding_aliases: Vec<String>,
     /// The `shopt` options that are on, except the glob ones in `opts`.
     pub(crate) shopts: std::collections::BTreeSet<String>,
 }
@@ -216,6 +227,8 @@ impl Shell {
             psub_count: 0,
             dir_stack: Vec::new(),
             compound_args: Vec::new(),
+            aliases: std::collections::BTreeMap::new(),
+            expanding_aliases: Vec::new(),
             shopts: crate::builtins::shopt::DEFAULT_ON
                 .iter()
                 .map(|s| s.to_string())

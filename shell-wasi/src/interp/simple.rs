@@ -104,6 +104,9 @@ impl Shell {
             self.location.line = line;
         }
         self.subst_status = None;
+        if let Some(result) = self.run_alias(cmd, io) {
+            return result;
+        }
         if self.before_command(|| cmd.to_string(), io)? {
             return Ok(0);
         }
