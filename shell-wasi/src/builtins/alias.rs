@@ -7,6 +7,14 @@ use crate::interp::Shell;
 use crate::streams::Io;
 use crate::utils::quoting::single_quote;
 
+/// `BASH_ALIASES` mirrors the table.
+fn publish(shell: &mut Shell) {
+    let map = shell.aliases.clone().into_iter().collect();
+    let _ = shell
+        .vars
+        .set_value("BASH_ALIASES", crate::interp::vars::Value::Assoc(map));
+}
+
 fn definition(name: &str, value: &str) -> String {
     format!("alias {name}={}\n", single_quote(value))
 }
@@ -41,6 +49,7 @@ pub(crate) fn alias(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, 
         }
     }
     io.out(out.as_bytes());
+    publish(shell);
     Ok(status)
 }
 
@@ -62,5 +71,6 @@ pub(crate) fn unalias(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32
             status = 1;
         }
     }
+    publish(shell);
     Ok(status)
 }

@@ -179,7 +179,12 @@ pub(crate) fn source(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32,
     let args = argv.get(2..).unwrap_or_default().to_vec();
     let saved = (!args.is_empty()).then(|| std::mem::replace(&mut shell.positional, args));
     shell.sourcing += 1;
-    shell.push_frame("source", file, argv.get(2..).unwrap_or_default());
+    // A sourced file's own `BASH_ARGV` entry is its name, without arguments.
+    let frame_args = match argv.get(2..) {
+        Some(args) if !args.is_empty() => args.to_vec(),
+        _ => vec![file.clone()],
+    };
+    shell.push_frame("source", file, &frame_args);
     let saved_location = shell.location.clone();
     shell.location = crate::interp::Location {
         name: file.clone(),

@@ -84,7 +84,7 @@ pub(crate) const DEFAULT_ON: &[&str] = &[
     "sourcepath",
 ];
 
-fn is_on(shell: &Shell, name: &str) -> bool {
+pub(crate) fn is_on(shell: &Shell, name: &str) -> bool {
     match name {
         "nullglob" => shell.opts.nullglob,
         "failglob" => shell.opts.failglob,

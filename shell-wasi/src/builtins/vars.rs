@@ -241,9 +241,9 @@ pub(crate) fn option_names() -> &'static [&'static str] {
     &SET_OPTIONS
 }
 
-/// `set -o` (a table) and `set +o` (commands that restore the settings).
-fn list_options(shell: &Shell, io: &Io, as_commands: bool) {
-    let on = |name: &str| match name {
+/// Whether the `set -o` option `name` is on.
+pub(crate) fn option_on(shell: &Shell, name: &str) -> bool {
+    match name {
         "errexit" => shell.opts.errexit,
         "errtrace" => shell.opts.errtrace,
         "functrace" => shell.opts.functrace,
@@ -253,7 +253,12 @@ fn list_options(shell: &Shell, io: &Io, as_commands: bool) {
         "xtrace" => shell.opts.xtrace,
         "braceexpand" | "hashall" | "interactive-comments" => true,
         _ => false,
-    };
+    }
+}
+
+/// `set -o` (a table) and `set +o` (commands that restore the settings).
+fn list_options(shell: &Shell, io: &Io, as_commands: bool) {
+    let on = |name: &str| option_on(shell, name);
     let mut out = String::new();
     for name in SET_OPTIONS {
         if as_commands {

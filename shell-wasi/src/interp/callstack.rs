@@ -108,22 +108,39 @@ impl Shell {
         if in_function {
             let _ = self.vars.set_value("FUNCNAME", array(stack.funcs));
         } else {
-            let _ = self.vars.unset("FUNCNAME");
+            // Declared, without elements, as bash has it outside functions.
+            *self.vars.raw_mut("FUNCNAME") = super::vars::Var {
+                value: Value::Indexed(Default::default()),
+                valueless: true,
+                ..Default::default()
+            };
         }
         let _ = self.vars.set_value("BASH_SOURCE", array(stack.sources));
         let lines = stack.lines.iter().map(ToString::to_string).collect();
         let _ = self.vars.set_value("BASH_LINENO", array(lines));
-        if self.shopt_on("extdebug") {
-            self.publish_args();
-        }
+        self.publish_args();
     }
 
     /// `BASH_ARGC` (argument counts) and `BASH_ARGV` (the arguments, last
-    /// first), innermost frame first, ending with the shell's own.
+    /// first), innermost frame first, ending with the shell's own. Without
+    /// extdebug only sourced files (whose argument is their name) count.
     fn publish_args(&mut self) {
         let mut counts = Vec::new();
         let mut argv = Vec::new();
-        let frames = self.frames.iter().map(|f| &f.args);
+        let all = self.shopt_on("extdebug");
+        let frames: Vec<&Vec<String>> = self
+            .frames
+            .iter()
+            .filter(|f| all || f.func == "source")
+            .map(|f| &f.args)
+            .collect();
+        if frames.is_empty() && !all {
+            let empty = Value::Indexed(Default::default());
+            let _ = self.vars.set_value("BASH_ARGC", empty.clone());
+            let _ = self.vars.set_value("BASH_ARGV", empty);
+            return;
+        }
+        let frames = frames.into_iter();
         let main = std::iter::once(if self.frames.is_empty() {
             &self.positional
         } else {

@@ -30,6 +30,7 @@ mod simple;
 mod transform;
 mod trap;
 pub(crate) mod vars;
+mod wellknown;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -153,6 +154,8 @@ pub struct Shell {
     /// Which arguments of the running declaration builtin were written as
     /// compound assignments `x=(...)` (see `simple::expand_declaration`).
     pub(crate) compound_args: Vec<usize>,
+    /// `$BASH_SUBSHELL`: how many subshells deep this shell is.
+    pub(crate) subshell_level: u32,
     /// `alias name=value`.
     pub(crate) aliases: std::collections::BTreeMap<String, String>,
     /// Aliases whose expansion is running (not expanded again inside).
@@ -189,6 +192,7 @@ impl Shell {
         if vars.scalar("IFS").is_none() {
             let _ = vars.set("IFS", " \t\n".to_string());
         }
+        wellknown::init(&mut vars, &arg0);
         let location = Location {
             name: arg0.clone(),
             line: 1,
@@ -227,6 +231,7 @@ impl Shell {
             psub_count: 0,
             dir_stack: Vec::new(),
             compound_args: Vec::new(),
+            subshell_level: 0,
             aliases: std::collections::BTreeMap::new(),
             expanding_aliases: Vec::new(),
             shopts: crate::builtins::shopt::DEFAULT_ON

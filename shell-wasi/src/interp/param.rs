@@ -479,6 +479,9 @@ impl Shell {
     /// Variables bash computes on each use, unless the script set them.
     fn dynamic(&self, name: &str) -> Option<String> {
         let now = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        if let Some(value) = self.computed_var(name) {
+            return Some(value);
+        }
         Some(match name {
             "LINENO" => (self.location.base + self.location.line).to_string(),
             "RANDOM" => (random_u64() % 32768).to_string(),

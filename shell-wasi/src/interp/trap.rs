@@ -87,6 +87,7 @@ impl Shell {
     pub(crate) fn subshell(&self) -> Shell {
         let mut child = self.clone();
         child.exit_trap_inherited = true;
+        child.subshell_level += 1;
         if !self.traces_functions() {
             child.debug_enabled = false;
         }
