@@ -202,6 +202,15 @@ fn declare_one(
         return Ok(status);
     }
     set_value_attrs(shell, opts, op.name);
+    // `declare 'a[5]'` declares an array.
+    if op.subscript.is_some()
+        && op.value.is_none()
+        && let Some(var) = shell.vars.attrs_mut(op.name)
+        && var.valueless
+        && matches!(var.value, Value::Scalar(_))
+    {
+        var.value = Value::Indexed(Default::default());
+    }
     if op.value.is_some() {
         assign(shell, io, op)?;
     }
@@ -366,6 +375,8 @@ fn list(shell: &Shell, io: &Io, opts: &Opts, builtin: &str) {
         .filter(|c| "aAinrtxulc".contains(*c))
         .collect();
     let bare = !opts.has('p') && filter.is_empty() && !locals;
+    let mut names = names;
+    names.sort();
     for name in names {
         let Some(var) = shell.vars.get_raw(&name) else {
             continue;
@@ -425,7 +436,7 @@ fn functions(shell: &Shell, io: &Io, opts: &Opts, operands: &[Operand]) -> i32 {
     let mut status = 0;
     for name in names {
         match shell.funcs.get(&name) {
-            Some(_) if names_only && operands.is_empty() => {
+            Some(_) if names_only && (operands.is_empty() || opts.has('p')) => {
                 out.push_str(&format!("declare -f {name}\n"));
             }
             Some(func) if names_only && shell.shopt_on("extdebug") => {

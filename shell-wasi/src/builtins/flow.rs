@@ -153,7 +153,14 @@ pub(crate) fn eval(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, U
     if let Err(err) = shell.enter() {
         return Err(shell.fail(io, &err));
     }
+    // Line numbers in the text count from the `eval`'s line.
+    let saved_location = shell.location.clone();
+    shell.location.base += shell.location.line.saturating_sub(1);
+    shell.location.line = 1;
+    shell.trace_level += 1;
     let result = shell.run_text(&text, io);
+    shell.trace_level -= 1;
+    shell.location = saved_location;
     shell.depth -= 1;
     result
 }
@@ -191,7 +198,9 @@ pub(crate) fn source(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32,
         line: 1,
         base: 0,
     };
+    shell.trace_level += 1;
     let result = shell.run_text(&text, io);
+    shell.trace_level -= 1;
     if matches!(result, Ok(_) | Err(Unwind::Return(_))) {
         shell.run_return_trap(io)?;
     }

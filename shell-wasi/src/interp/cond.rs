@@ -7,6 +7,7 @@ use brush_parser::ast::{self, BinaryPredicate, ExtendedTestExpr};
 use super::Shell;
 use crate::errors::{ShellError, Unwind};
 use crate::streams::Io;
+use crate::utils::quoting::trace_quote;
 use crate::utils::test::{TestContext, binary, unary};
 
 /// Why a `[[ ]]` could not be decided.
@@ -49,6 +50,7 @@ impl Shell {
             ExtendedTestExpr::Parenthesized(e) => self.eval_cond(e, io)?,
             ExtendedTestExpr::UnaryTest(op, word) => {
                 let operand = self.expand_string(word, io)?;
+                self.xtrace(&format!("[[ {op} {} ]]", trace_quote(&operand)), io);
                 let vars = &self.vars;
                 let is_set = |name: &str| vars.is_set(name);
                 let ctx = TestContext {
@@ -76,11 +78,13 @@ impl Shell {
             B::StringExactlyMatchesPattern | B::StringExactlyMatchesString => {
                 let l = self.expand_string(left, io)?;
                 let pattern = self.expand_pattern(right, io)?;
+                self.trace_binary(&l, op, &pattern, io);
                 return Ok(super::pattern_matches(&pattern, &l));
             }
             B::StringDoesNotExactlyMatchPattern | B::StringDoesNotExactlyMatchString => {
                 let l = self.expand_string(left, io)?;
                 let pattern = self.expand_pattern(right, io)?;
+                self.trace_binary(&l, op, &pattern, io);
                 return Ok(!super::pattern_matches(&pattern, &l));
             }
             B::StringMatchesRegex => {
@@ -110,7 +114,15 @@ impl Shell {
         }
         let l = self.expand_string(left, io)?;
         let r = self.expand_string(right, io)?;
+        self.trace_binary(&l, op, &r, io);
         self.plain_binary(op, &l, &r)
+    }
+
+    /// `set -x` for one binary test, operands expanded.
+    fn trace_binary(&self, l: &str, op: &BinaryPredicate, r: &str, io: &Io) {
+        if self.opts.xtrace {
+            self.xtrace(&format!("[[ {} {op} {} ]]", trace_quote(l), trace_quote(r)), io);
+        }
     }
 
     /// The right side of `=~` as regex text: unquoted parts are a POSIX

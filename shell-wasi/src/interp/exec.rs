@@ -267,6 +267,9 @@ impl Shell {
             if self.before_command(text, io)? {
                 continue;
             }
+            if self.opts.xtrace {
+                self.xtrace(&text(), io);
+            }
             // A nameref loop variable is pointed at each word in turn.
             if self.vars.get_raw(name).is_some_and(|v| v.nameref) {
                 if let Err(msg) = self.vars.set_nameref(name, Some(&value)) {
@@ -289,12 +292,12 @@ impl Shell {
         io: &Io,
     ) -> Result<i32, Unwind> {
         if let Some(init) = &clause.initializer {
-            self.eval_arith_text(&init.value, io)?;
+            self.traced_arith(&init.value, io)?;
         }
         let mut status = 0;
         loop {
             if let Some(cond) = &clause.condition
-                && self.eval_arith_text(&cond.value, io)? == 0
+                && self.traced_arith(&cond.value, io)? == 0
             {
                 break;
             }
@@ -302,14 +305,21 @@ impl Shell {
                 break;
             }
             if let Some(update) = &clause.updater {
-                self.eval_arith_text(&update.value, io)?;
+                self.traced_arith(&update.value, io)?;
             }
         }
         Ok(status)
     }
 
+    /// One part of `for (( ; ; ))`, traced as `(( part ))`.
+    fn traced_arith(&mut self, text: &str, io: &Io) -> Result<i64, Unwind> {
+        self.xtrace(&format!("(( {} ))", text.trim()), io);
+        self.eval_arith_text(text, io)
+    }
+
     /// `(( expr ))`: status 0 when the value is non-zero.
     fn run_arith_command(&mut self, text: &str, io: &Io) -> Result<i32, Unwind> {
+        self.xtrace(&format!("(( {text} ))"), io);
         let value = self.eval_arith_text(text, io)?;
         Ok(i32::from(value == 0))
     }
@@ -327,6 +337,10 @@ impl Shell {
             Ok(s) => s,
             Err(err) => return Err(self.fail(io, &err)),
         };
+        self.xtrace(
+            &format!("case {} in", crate::utils::quoting::trace_quote(&subject)),
+            io,
+        );
         let mut status = 0;
         let mut fall_through = false;
         for item in &clause.cases {

@@ -266,6 +266,7 @@ impl Shell {
         child.opts.errexit = false;
         child.location.base += self.location.line.saturating_sub(1);
         child.location.line = 1;
+        child.trace_level += 1;
         let out = Sink::memory();
         let sub_io = Io {
             stdin: io.stdin.clone(),

@@ -31,6 +31,7 @@ mod transform;
 mod trap;
 pub(crate) mod vars;
 mod wellknown;
+mod xtrace;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -154,6 +155,9 @@ pub struct Shell {
     /// Which arguments of the running declaration builtin were written as
     /// compound assignments `x=(...)` (see `simple::expand_declaration`).
     pub(crate) compound_args: Vec<usize>,
+    /// How many `eval`, `source`, trap and `$( )` levels deep this is
+    /// (the `+` count of `set -x`), from 1.
+    pub(crate) trace_level: usize,
     /// `$BASH_SUBSHELL`: how many subshells deep this shell is.
     pub(crate) subshell_level: u32,
     /// `alias name=value`.
@@ -231,6 +235,7 @@ impl Shell {
             psub_count: 0,
             dir_stack: Vec::new(),
             compound_args: Vec::new(),
+            trace_level: 1,
             subshell_level: 0,
             aliases: std::collections::BTreeMap::new(),
             expanding_aliases: Vec::new(),
@@ -245,6 +250,9 @@ impl Shell {
     /// returns the exit status.
     pub(crate) fn run_toplevel(&mut self, text: &str, io: &Io) -> i32 {
         self.publish_stack();
+        if !self.is_script {
+            let _ = self.vars.set("BASH_EXECUTION_STRING", text.to_string());
+        }
         let status = self.run_lines(text, io);
         let Some(trap) = self.exit_trap.take() else {
             return status;

@@ -127,14 +127,19 @@ impl Shell {
     }
 
     fn run_simple_parts(&mut self, parts: &Parts<'_>, io: &Io) -> Result<i32, Unwind> {
-        let expanded = if is_declaration(parts) {
+        let declaration = is_declaration(parts);
+        let expanded = if declaration {
             self.expand_declaration(parts, io)
         } else {
             self.expand_words(&parts.words, io)
         };
         let argv = match expanded {
             Ok(argv) => argv,
-            Err(err) => return Err(self.fail(io, &err)),
+            // A failed expansion in a declaration is a failed assignment.
+            Err(err) => match self.fail(io, &err) {
+                Unwind::Exit(127) if declaration => return Err(Unwind::Exit(1)),
+                other => return Err(other),
+            },
         };
         let cmd_io = match self.open_redirects(&parts.redirects, io)? {
             Ok(cmd_io) => cmd_io,
@@ -151,7 +156,8 @@ impl Shell {
             return Ok(self.subst_status.unwrap_or(0));
         }
         let saved = self.temporary_assignments(&parts.assignments, io)?;
-        self.trace(&argv, io);
+        self.xtrace_words(&argv, io);
+        self.xtrace_declared(&argv, io);
         let result = self.dispatch(&argv, &cmd_io);
         self.compound_args.clear();
         for (name, var) in saved.into_iter().rev() {
@@ -200,6 +206,9 @@ impl Shell {
             let name = assignment_name(a).to_string();
             saved.push((name.clone(), self.vars.get(&name).cloned()));
             self.assign(a, io)?;
+            if self.opts.xtrace {
+                self.trace_assignment(a, io);
+            }
             self.vars.mark_exported(&name);
         }
         Ok(saved)
@@ -212,18 +221,7 @@ impl Shell {
             && matches!(a.value, ast::AssignmentValue::Scalar(_))
         {
             let value = crate::utils::quoting::trace_quote(value);
-            io.err_line(&format!("+ {name}={value}"));
-        }
-    }
-
-    /// `set -x`: the expanded command on stderr.
-    fn trace(&self, argv: &[String], io: &Io) {
-        if self.opts.xtrace {
-            let words: Vec<String> = argv
-                .iter()
-                .map(|a| crate::utils::quoting::trace_quote(a))
-                .collect();
-            io.err_line(&format!("+ {}", words.join(" ")));
+            self.xtrace(&format!("{name}={value}"), io);
         }
     }
 

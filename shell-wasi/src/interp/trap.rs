@@ -16,7 +16,9 @@ impl Shell {
         self.location.base += self.location.line.saturating_sub(1);
         self.location.line = 1;
         self.in_trap += 1;
+        self.trace_level += 1;
         let result = self.run_text(text, io);
+        self.trace_level -= 1;
         self.in_trap -= 1;
         self.location = saved_location;
         self.status = saved_status;
