@@ -100,10 +100,60 @@ pub(crate) fn local(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, 
     run(shell, io, argv, "local")
 }
 
+/// `export [-fnp] [name[=value]...]`: `declare -x` on the variables as
+/// they are seen (locals included).
+pub(crate) fn export(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    with_options(shell, io, argv, "export", "fnp", 'x')
+}
+
+/// `readonly [-aAfp] [name[=value]...]`: `declare -r`, never local.
+pub(crate) fn readonly(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    with_options(shell, io, argv, "readonly", "aAfp", 'r')
+}
+
+/// `export` and `readonly`: their own few options, translated in place
+/// (`export -n` is `+x`), and the attribute they stand for implied.
+fn with_options(
+    shell: &mut Shell,
+    io: &Io,
+    argv: &[String],
+    builtin: &str,
+    allowed: &str,
+    attribute: char,
+) -> Result<i32, Unwind> {
+    let mut translated = argv.to_vec();
+    for arg in translated.iter_mut().skip(1) {
+        if arg == "--" || !arg.starts_with('-') || arg.len() < 2 {
+            break;
+        }
+        if let Some(bad) = arg.chars().skip(1).find(|c| !allowed.contains(*c)) {
+            shell.report(io, &format!("{builtin}: -{bad}: invalid option"));
+            io.err_line(&format!(
+                "{builtin}: usage: {builtin} [-{allowed}] [name[=value] ...] or {builtin} -p"
+            ));
+            return Ok(2);
+        }
+        if attribute == 'x' && arg.contains('n') {
+            *arg = "+x".to_string();
+        }
+    }
+    run_with(shell, io, &translated, builtin, attribute)
+}
+
 fn run(shell: &mut Shell, io: &Io, argv: &[String], builtin: &str) -> Result<i32, Unwind> {
+    run_with(shell, io, argv, builtin, ' ')
+}
+
+fn run_with(
+    shell: &mut Shell,
+    io: &Io,
+    argv: &[String],
+    builtin: &str,
+    implied: char,
+) -> Result<i32, Unwind> {
     let compound = std::mem::take(&mut shell.compound_args);
     let args = argv.get(1..).unwrap_or_default();
-    let (opts, first) = match parse_args(args) {
+    let (mut opts, first) = match parse_args(args) {
         Ok(parsed) => parsed,
         Err(bad) => {
             shell.report(io, &format!("{builtin}: {bad}: invalid option"));
@@ -113,6 +163,9 @@ fn run(shell: &mut Shell, io: &Io, argv: &[String], builtin: &str) -> Result<i32
             return Ok(2);
         }
     };
+    if implied != ' ' && !opts.off.contains(implied) {
+        opts.on.push(implied);
+    }
     let operands: Vec<Operand> = args
         .iter()
         .enumerate()
@@ -132,7 +185,9 @@ fn run(shell: &mut Shell, io: &Io, argv: &[String], builtin: &str) -> Result<i32
     let make_local = builtin == "local" || (shell.functions > 0 && !opts.has('g'));
     let mut status = 0;
     for op in &operands {
-        let result = if !make_local && shell.functions > 0 {
+        let result = if implied != ' ' {
+            declare_one(shell, io, &opts, op, builtin, false)
+        } else if !make_local && shell.functions > 0 {
             declare_global(shell, io, &opts, op, builtin)
         } else {
             declare_one(shell, io, &opts, op, builtin, make_local)
@@ -185,6 +240,9 @@ fn declare_one(
         );
         return Ok(1);
     }
+    if let Some(status) = refuse_element(shell, io, op, builtin) {
+        return Ok(status);
+    }
     if make_local {
         shell.vars.make_local(op.name);
     }
@@ -218,6 +276,35 @@ fn declare_one(
         apply_late_flags(var, opts);
     }
     Ok(0)
+}
+
+/// `export` and `readonly` take whole variables: not `a[0]=x`, and a
+/// nameref to an element is left alone by `export` and names no
+/// identifier for `readonly`.
+fn refuse_element(shell: &Shell, io: &Io, op: &Operand, builtin: &str) -> Option<i32> {
+    if builtin != "export" && builtin != "readonly" {
+        return None;
+    }
+    if let Some(sub) = op.subscript {
+        let name = op.name;
+        shell.report(
+            io,
+            &format!("{builtin}: `{name}[{sub}]': not a valid identifier"),
+        );
+        return Some(1);
+    }
+    if op.value.is_some() || !shell.vars.refers_to_element(op.name) {
+        return None;
+    }
+    if builtin == "export" {
+        return Some(0);
+    }
+    let target = shell.vars.resolve(op.name);
+    shell.report(
+        io,
+        &format!("{builtin}: `{target}': not a valid identifier"),
+    );
+    Some(1)
 }
 
 /// Readonly variables keep their value and attributes; arrays cannot be

@@ -79,7 +79,10 @@ pub(crate) fn mapfile(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32
         } else {
             piece
         };
-        map.insert(start.saturating_add(i), String::from_utf8_lossy(piece).into_owned());
+        map.insert(
+            start.saturating_add(i),
+            String::from_utf8_lossy(piece).into_owned(),
+        );
     }
     match shell.vars.set_value(&name, Value::Indexed(map)) {
         Ok(()) => Ok(0),

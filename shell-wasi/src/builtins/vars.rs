@@ -1,70 +1,13 @@
 //! Builtins over variables and options: `export`, `unset`, `readonly`,
 //! `local`, `declare`, `set`, `shift`, `let`.
 
-use super::declare::declaration;
 use crate::errors::Unwind;
 use crate::interp::Shell;
 use crate::interp::vars::{Value, is_name};
 use crate::streams::Io;
 
-/// `NAME=VALUE` or `NAME` as given to export/readonly/local/declare.
-fn split_assignment(arg: &str) -> (&str, Option<&str>) {
-    match arg.split_once('=') {
-        Some((name, value)) => (name, Some(value)),
-        None => (arg, None),
-    }
-}
-
 fn invalid_identifier(shell: &Shell, io: &Io, builtin: &str, arg: &str) {
     shell.report(io, &format!("{builtin}: `{arg}': not a valid identifier"));
-}
-
-pub(crate) fn export(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
-    let mut unexport = false;
-    let mut status = 0;
-    let mut names = Vec::new();
-    for arg in argv.iter().skip(1) {
-        match arg.as_str() {
-            "-n" => unexport = true,
-            "-p" | "-f" | "--" => {}
-            _ => names.push(arg.clone()),
-        }
-    }
-    if names.is_empty() {
-        let mut out = String::new();
-        for name in shell.vars.names() {
-            if let Some(var) = shell.vars.get(&name).filter(|v| v.exported) {
-                out.push_str(&declaration(&name, var));
-            }
-        }
-        io.out(out.as_bytes());
-        return Ok(0);
-    }
-    for arg in names {
-        let (name, value) = split_assignment(&arg);
-        if !is_name(name) {
-            invalid_identifier(shell, io, "export", &arg);
-            status = 1;
-            continue;
-        }
-        if unexport {
-            shell.vars.unexport(name);
-            continue;
-        }
-        // bash leaves a nameref to an array element alone here.
-        if value.is_none() && shell.vars.refers_to_element(name) {
-            continue;
-        }
-        if let Some(value) = value
-            && let Err(err) = shell.assign_scalar_text(name, value.to_string(), false, io)
-        {
-            shell.report(io, &err.to_string());
-            status = 1;
-            continue;
-        }
-        shell.vars.mark_exported(name);
-    }
-    Ok(status)
 }
 
 pub(crate) fn unset(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
@@ -110,33 +53,6 @@ pub(crate) fn unset(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, 
                 }
             }
         }
-    }
-    Ok(status)
-}
-
-pub(crate) fn readonly(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
-    let mut status = 0;
-    for arg in argv.iter().skip(1).filter(|a| !a.starts_with('-')) {
-        let (name, value) = split_assignment(arg);
-        if !is_name(name) {
-            invalid_identifier(shell, io, "readonly", arg);
-            status = 1;
-            continue;
-        }
-        if let Some(value) = value
-            && let Err(err) = shell.assign_scalar_text(name, value.to_string(), false, io)
-        {
-            shell.report(io, &err.to_string());
-            status = 1;
-            continue;
-        }
-        if shell.vars.refers_to_element(name) {
-            let target = shell.vars.resolve(name);
-            invalid_identifier(shell, io, "readonly", &target);
-            status = 1;
-            continue;
-        }
-        shell.vars.set_readonly(name);
     }
     Ok(status)
 }

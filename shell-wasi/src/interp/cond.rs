@@ -121,7 +121,10 @@ impl Shell {
     /// `set -x` for one binary test, operands expanded.
     fn trace_binary(&self, l: &str, op: &BinaryPredicate, r: &str, io: &Io) {
         if self.opts.xtrace {
-            self.xtrace(&format!("[[ {} {op} {} ]]", trace_quote(l), trace_quote(r)), io);
+            self.xtrace(
+                &format!("[[ {} {op} {} ]]", trace_quote(l), trace_quote(r)),
+                io,
+            );
         }
     }
 

@@ -532,15 +532,6 @@ impl Vars {
         }
     }
 
-    /// Clears the export flag (`export -n`).
-    pub(crate) fn unexport(&mut self, name: &str) {
-        let name = self.resolve(name);
-        self.pending_exports.remove(&name);
-        if let Some(var) = self.table.get_mut(&name) {
-            var.exported = false;
-        }
-    }
-
     /// Declares a name exported without giving it a value (`export X`).
     pub(crate) fn mark_exported(&mut self, name: &str) {
         if let Some(var) = self.attrs_mut(name) {
@@ -561,12 +552,6 @@ impl Vars {
             var.value = empty;
         }
         var
-    }
-
-    pub(crate) fn set_readonly(&mut self, name: &str) {
-        if let Some(var) = self.attrs_mut(name) {
-            var.readonly = true;
-        }
     }
 
     pub(crate) fn unset(&mut self, name: &str) -> Result<(), ShellError> {
@@ -741,7 +726,9 @@ mod tests {
     fn readonly_refuses_assignment() {
         let mut vars = Vars::default();
         vars.set("r", "1".into()).expect("set");
-        vars.set_readonly("r");
+        if let Some(var) = vars.attrs_mut("r") {
+            var.readonly = true;
+        }
         assert!(vars.set("r", "2".into()).is_err());
     }
 
