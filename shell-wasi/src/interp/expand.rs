@@ -28,8 +28,10 @@ pub(crate) enum Part {
         quoted: bool,
         split: bool,
     },
-    /// The boundary between two elements of `"$@"` or `"${a[@]}"`.
-    Break,
+    /// The boundary between two elements of `"$@"` or `"${a[@]}"`, and
+    /// what joins them where no splitting happens (a space, or for `$*`
+    /// the first character of `IFS`).
+    Break(String),
 }
 
 impl Part {
@@ -144,11 +146,20 @@ impl Shell {
         io: &Io,
     ) -> Result<Vec<Part>, ShellError> {
         let mut parts = self.word_parts(text, io)?;
-        if quoted {
-            for part in &mut parts {
-                if let Part::Text { quoted, split, .. } = part {
-                    *quoted = true;
+        for part in &mut parts {
+            if let Part::Text {
+                quoted: part_quoted,
+                split,
+                ..
+            } = part
+            {
+                if quoted {
+                    *part_quoted = true;
                     *split = false;
+                } else {
+                    // The result of an unquoted expansion is split, its
+                    // literal text included (`${x:-a b}` is two words).
+                    *split = !*part_quoted;
                 }
             }
         }
@@ -282,18 +293,15 @@ impl Shell {
         self.depth -= 1;
         self.status = status;
         self.subst_status = Some(status);
-        let mut bytes = out.borrow_mut().take();
-        while bytes.last() == Some(&b'\n') {
-            bytes.pop();
-        }
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
+        let bytes = out.borrow_mut().take();
+        Ok(self.substitution_text(bytes, io))
     }
 
     /// `$(<file)`: the file's contents, like `$(cat file)` without cat.
     fn file_substitution(&mut self, word: &str, io: &Io) -> Result<String, ShellError> {
         let parts = self.word_parts(word, io)?;
         let name = join_parts(&parts);
-        let (status, mut bytes) = match std::fs::read(self.resolve(&name)) {
+        let (status, bytes) = match std::fs::read(self.resolve(&name)) {
             Ok(bytes) => (0, bytes),
             Err(err) => {
                 self.report(io, &format!("{name}: {}", crate::errors::strerror(&err)));
@@ -302,10 +310,23 @@ impl Shell {
         };
         self.status = status;
         self.subst_status = Some(status);
+        Ok(self.substitution_text(bytes, io))
+    }
+
+    /// The text a substitution's output becomes: trailing newlines and
+    /// NUL bytes dropped (bash warns about the latter).
+    fn substitution_text(&self, mut bytes: Vec<u8>, io: &Io) -> String {
         while bytes.last() == Some(&b'\n') {
             bytes.pop();
         }
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
+        if bytes.contains(&0) {
+            self.report(
+                io,
+                "warning: command substitution: ignored null byte in input",
+            );
+            bytes.retain(|b| *b != 0);
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
     }
 
     /// `$IFS`, defaulting to space, tab, newline when unset.
@@ -438,7 +459,7 @@ pub(crate) fn join_parts(parts: &[Part]) -> String {
     for part in parts {
         match part {
             Part::Text { text, .. } => out.push_str(text),
-            Part::Break => out.push(' '),
+            Part::Break(join) => out.push_str(join),
         }
     }
     out
@@ -456,7 +477,7 @@ pub(crate) fn split_fields(parts: Vec<Part>, ifs: &str) -> Vec<Field> {
     };
     for part in parts {
         match part {
-            Part::Break => splitter.finish(),
+            Part::Break(_) => splitter.finish(),
             Part::Text {
                 text,
                 quoted,

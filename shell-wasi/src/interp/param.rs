@@ -313,10 +313,19 @@ impl Shell {
                     .unwrap_or_default();
                 out.push(Part::quoted(items.join(&sep)));
             }
-            ParamValue::List { items, .. } => {
+            ParamValue::List { items, joined } => {
+                let join = if joined {
+                    self.ifs()
+                        .chars()
+                        .next()
+                        .map(String::from)
+                        .unwrap_or_default()
+                } else {
+                    " ".to_string()
+                };
                 for (i, item) in items.into_iter().enumerate() {
                     if i > 0 {
-                        out.push(Part::Break);
+                        out.push(Part::Break(join.clone()));
                     }
                     out.push(Part::expanded(item, quoted));
                 }
@@ -546,7 +555,10 @@ impl Shell {
 fn is_missing(value: &ParamValue, test: &ParameterTestType) -> bool {
     match test {
         ParameterTestType::UnsetOrNull => value.is_null(),
-        ParameterTestType::Unset => value.is_unset(),
+        // An array without elements counts as unset: `${a[@]-d}`.
+        ParameterTestType::Unset => {
+            value.is_unset() || matches!(value, ParamValue::List { items, .. } if items.is_empty())
+        }
     }
 }
 
