@@ -137,9 +137,10 @@ pub(crate) fn compgen(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32
 
 /// `-X pattern`: `&` stands for the word, a leading `!` inverts.
 fn filtered_out(filter: &str, word: &str, candidate: &str) -> bool {
+    // A leading `!` inverts, unless it starts an extglob `!(...)`.
     let (negate, pattern) = match filter.strip_prefix('!') {
-        Some(rest) => (true, rest),
-        None => (false, filter),
+        Some(rest) if !filter.starts_with("!(") => (true, rest),
+        _ => (false, filter),
     };
     let mut expanded = String::new();
     let mut chars = pattern.chars();

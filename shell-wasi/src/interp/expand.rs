@@ -340,9 +340,10 @@ impl Shell {
     /// as written (bash without `nullglob`).
     fn glob_field(&self, field: Field, out: &mut Vec<String>) -> Result<(), ShellError> {
         let literal: String = field.iter().map(|(t, _)| t.as_str()).collect();
-        let has_glob = field
-            .iter()
-            .any(|(t, quoted)| !quoted && t.contains(['*', '?', '[']));
+        let has_glob = field.iter().any(|(t, quoted)| {
+            !quoted
+                && (t.contains(['*', '?', '[']) || ["@(", "!(", "+("].iter().any(|x| t.contains(x)))
+        });
         if !has_glob || self.opts.noglob {
             out.push(literal);
             return Ok(());

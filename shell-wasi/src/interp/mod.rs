@@ -19,6 +19,7 @@ mod callstack;
 mod cond;
 mod exec;
 mod expand;
+mod extglob;
 mod glob;
 mod param;
 mod pipeline;
@@ -470,7 +471,10 @@ pub(crate) fn parse_program(text: &str) -> Result<ast::Program, SyntaxError> {
 
 pub(crate) fn parser_options() -> brush_parser::ParserOptions {
     brush_parser::ParserOptions {
-        enable_extended_globbing: false,
+        // bash parses `@(a|b)` only after `shopt -s extglob`, which runs
+        // after this text is parsed; accepting it always is the useful
+        // side of that difference.
+        enable_extended_globbing: true,
         ..Default::default()
     }
 }
