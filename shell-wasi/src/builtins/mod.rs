@@ -11,6 +11,7 @@ mod declare;
 mod dirs;
 mod flow;
 mod getopts;
+pub(crate) mod hash;
 mod introspect;
 mod mapfile;
 mod read;
@@ -48,7 +49,7 @@ const BUILTINS: &[(&str, BuiltinFn)] = &[
     ("export", declare::export),
     ("false", false_),
     ("getopts", getopts::getopts),
-    ("hash", flow::colon),
+    ("hash", hash::hash),
     ("let", vars::let_),
     ("local", declare::local),
     ("mapfile", mapfile::mapfile),

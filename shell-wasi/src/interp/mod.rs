@@ -161,6 +161,8 @@ pub struct Shell {
     pub(crate) trace_level: usize,
     /// `$BASH_SUBSHELL`: how many subshells deep this shell is.
     pub(crate) subshell_level: u32,
+    /// `hash`: where programs were found.
+    pub(crate) hashed: std::collections::BTreeMap<String, crate::builtins::hash::Hashed>,
     /// `alias name=value`.
     pub(crate) aliases: std::collections::BTreeMap<String, String>,
     /// Aliases whose expansion is running (not expanded again inside).
@@ -238,6 +240,7 @@ impl Shell {
             compound_args: Vec::new(),
             trace_level: 1,
             subshell_level: 0,
+            hashed: std::collections::BTreeMap::new(),
             aliases: std::collections::BTreeMap::new(),
             expanding_aliases: Vec::new(),
             shopts: crate::builtins::shopt::DEFAULT_ON

@@ -248,7 +248,16 @@ impl Shell {
             return self.run_path(argv, io);
         }
         match utils::find(&self.host, name) {
-            Some(util) => self.run_utility(util, argv, io),
+            Some(util) => {
+                self.hashed
+                    .entry(name.clone())
+                    .or_insert_with(|| crate::builtins::hash::Hashed {
+                        path: format!("/usr/bin/{name}"),
+                        hits: 0,
+                    })
+                    .hits += 1;
+                self.run_utility(util, argv, io)
+            }
             None => {
                 self.report(io, &format!("{name}: command not found"));
                 127
