@@ -12,12 +12,16 @@ fn invalid_identifier(shell: &Shell, io: &Io, builtin: &str, arg: &str) {
 
 pub(crate) fn unset(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
     let mut functions = false;
+    let mut explicit_var = false;
     let mut raw = false;
     let mut status = 0;
     for arg in argv.iter().skip(1) {
         match arg.as_str() {
             "-f" => functions = true,
-            "-v" => functions = false,
+            "-v" => {
+                functions = false;
+                explicit_var = true;
+            }
             "-n" => {
                 functions = false;
                 raw = true;
@@ -39,6 +43,14 @@ pub(crate) fn unset(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, 
                 let result = match element {
                     Some(sub) => shell.vars.unset_element(base, sub),
                     None if raw => shell.vars.unset_raw(name),
+                    // Without `-v`, a name that is no variable may be a function.
+                    None if !explicit_var
+                        && shell.vars.get_raw(name).is_none()
+                        && shell.funcs.contains_key(name) =>
+                    {
+                        shell.funcs.remove(name);
+                        Ok(())
+                    }
                     None => shell.vars.unset(name),
                 };
                 if !is_name(base) {

@@ -19,9 +19,11 @@ impl Shell {
     /// `name=value`, `name+=value`, `name=(a b)`, `name[i]=value`.
     pub(crate) fn assign(&mut self, a: &ast::Assignment, io: &Io) -> Result<(), Unwind> {
         let result = match (&a.name, &a.value) {
-            (ast::AssignmentName::VariableName(name), ast::AssignmentValue::Scalar(w)) => self
-                .expand_string(w, io)
-                .and_then(|v| self.assign_scalar_text(name, v, a.append, io)),
+            (ast::AssignmentName::VariableName(name), ast::AssignmentValue::Scalar(w)) => {
+                let w = self.with_colon_tildes(w);
+                self.expand_string(&w, io)
+                    .and_then(|v| self.assign_scalar_text(name, v, a.append, io))
+            }
             (ast::AssignmentName::VariableName(name), ast::AssignmentValue::Array(items)) => {
                 self.assign_array(name, items, a.append, io)
             }
@@ -36,6 +38,17 @@ impl Shell {
             }
         };
         result.map_err(|err| self.fail(io, &err))
+    }
+
+    /// An assignment value with `~` after unquoted colons expanded
+    /// (`PATH=/bin:~/bin`), as bash does in assignments only.
+    fn with_colon_tildes(&self, w: &ast::Word) -> ast::Word {
+        let home = self.vars.scalar("HOME").unwrap_or_default();
+        let value = expand_colon_tildes(&w.value, home);
+        ast::Word {
+            value,
+            loc: w.loc.clone(),
+        }
     }
 
     /// The value to store: arithmetic for `declare -i`, appended for `+=`.
@@ -242,4 +255,42 @@ fn parse_compound(text: &str) -> Option<Items> {
         ast::AssignmentValue::Array(items) => Some(items.clone()),
         ast::AssignmentValue::Scalar(_) => None,
     }
+}
+
+/// `:~` and `:~/` outside quotes and `${ }`, with `~` replaced by `home`
+/// (single-quoted, so nothing in it expands again).
+fn expand_colon_tildes(text: &str, home: &str) -> String {
+    if !text.contains(":~") {
+        return text.to_string();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::new();
+    let (mut quote, mut escaped, mut braces) = (None, false, 0usize);
+    for (i, &c) in chars.iter().enumerate() {
+        let tilde_here = c == '~'
+            && quote.is_none()
+            && !escaped
+            && braces == 0
+            && i > 0
+            && chars.get(i - 1) == Some(&':')
+            && matches!(chars.get(i + 1), None | Some('/' | ':'));
+        if tilde_here {
+            out.push_str(&crate::utils::quoting::single_quote(home));
+            continue;
+        }
+        out.push(c);
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match (quote, c) {
+            (None | Some('"'), '\\') => escaped = true,
+            (None, '\'' | '"') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, '{') if i > 0 && chars.get(i - 1) == Some(&'$') => braces += 1,
+            (None, '}') if braces > 0 => braces -= 1,
+            _ => {}
+        }
+    }
+    out
 }

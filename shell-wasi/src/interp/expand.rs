@@ -145,6 +145,14 @@ impl Shell {
         quoted: bool,
         io: &Io,
     ) -> Result<Vec<Part>, ShellError> {
+        // Inside double quotes a leading `~` is not expanded.
+        let escaped;
+        let text = if quoted && text.starts_with('~') {
+            escaped = format!("\\{text}");
+            &escaped
+        } else {
+            text
+        };
         let mut parts = self.word_parts(text, io)?;
         for part in &mut parts {
             if let Part::Text {
@@ -247,16 +255,32 @@ impl Shell {
     }
 
     fn tilde(&self, tilde: &word::TildeExpr) -> String {
-        let var = |name: &str| self.vars.scalar(name).unwrap_or_default().to_string();
+        self.tilde_value(tilde)
+            .unwrap_or_else(|| format!("~{}", tilde_text(tilde)))
+    }
+
+    /// What a tilde prefix names, or `None` to leave it as written.
+    fn tilde_value(&self, tilde: &word::TildeExpr) -> Option<String> {
+        let var = |name: &str| self.vars.scalar(name).map(str::to_string);
+        // `dirs` order: the working folder, then the stack, newest first.
+        let stack = || {
+            let mut dirs = vec![self.cwd.clone()];
+            dirs.extend(self.dir_stack.iter().rev().cloned());
+            dirs
+        };
         match tilde {
-            word::TildeExpr::Home => var("HOME"),
+            word::TildeExpr::Home => Some(var("HOME").unwrap_or_default()),
             word::TildeExpr::UserHome(user) if Some(user.as_str()) == self.vars.scalar("USER") => {
                 var("HOME")
             }
-            word::TildeExpr::UserHome(user) => format!("~{user}"),
-            word::TildeExpr::WorkingDir => self.cwd.clone(),
+            word::TildeExpr::UserHome(user) if user == "root" => Some("/root".to_string()),
+            word::TildeExpr::UserHome(_) => None,
+            word::TildeExpr::WorkingDir => Some(self.cwd.clone()),
             word::TildeExpr::OldWorkingDir => var("OLDPWD"),
-            _ => "~".to_string(),
+            word::TildeExpr::NthDirFromTopOfDirStack { n, .. } => stack().get(*n).cloned(),
+            word::TildeExpr::NthDirFromBottomOfDirStack { n } => {
+                stack().iter().rev().nth(*n).cloned()
+            }
         }
     }
 
@@ -365,6 +389,20 @@ impl Shell {
             out.push(literal);
         }
         Ok(())
+    }
+}
+
+/// A tilde prefix as written, without the `~`.
+fn tilde_text(tilde: &word::TildeExpr) -> String {
+    match tilde {
+        word::TildeExpr::Home => String::new(),
+        word::TildeExpr::UserHome(user) => user.clone(),
+        word::TildeExpr::WorkingDir => "+".to_string(),
+        word::TildeExpr::OldWorkingDir => "-".to_string(),
+        word::TildeExpr::NthDirFromTopOfDirStack { n, plus_used } => {
+            format!("{}{n}", if *plus_used { "+" } else { "" })
+        }
+        word::TildeExpr::NthDirFromBottomOfDirStack { n } => format!("-{n}"),
     }
 }
 
