@@ -136,11 +136,35 @@ fn false_(_shell: &mut Shell, _io: &Io, _argv: &[String]) -> Result<i32, Unwind>
 }
 
 fn test(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
-    Ok(as_builtin(utils::test::test, shell, io, argv))
+    Ok(test_args(
+        shell,
+        io,
+        "test",
+        argv.get(1..).unwrap_or_default(),
+    ))
 }
 
 fn bracket(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
-    Ok(as_builtin(utils::test::bracket, shell, io, argv))
+    match argv.get(1..).unwrap_or_default().split_last() {
+        Some((last, inner)) if last == "]" => Ok(test_args(shell, io, "[", inner)),
+        _ => {
+            shell.report(io, "[: missing `]'");
+            Ok(2)
+        }
+    }
+}
+
+/// `test` and `[` as builtins: they see the shell's variables (`-v`,
+/// `-R`) and options (`-o`).
+fn test_args(shell: &Shell, io: &Io, name: &str, args: &[String]) -> i32 {
+    match shell.with_test_context(|ctx| utils::test::evaluate(args, ctx)) {
+        Ok(true) => 0,
+        Ok(false) => 1,
+        Err(msg) => {
+            shell.report(io, &format!("{name}: {msg}"));
+            2
+        }
+    }
 }
 
 /// `printf`, plus bash's `-v VAR` which stores the output in a variable.

@@ -35,13 +35,16 @@ pub(crate) fn unset(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, 
                 shell.funcs.remove(name);
             }
             name => {
+                // Functions may have names no variable can (`[`).
+                let removed_function =
+                    !explicit_var && !is_name(name) && shell.funcs.remove(name).is_some();
                 let base = name.split('[').next().unwrap_or(name);
                 let element = name
                     .strip_prefix(base)
                     .and_then(|r| r.strip_prefix('['))
                     .and_then(|r| r.strip_suffix(']'));
                 let result = match element {
-                    Some(sub) => shell.vars.unset_element(base, sub),
+                    Some(sub) => unset_element(shell, io, base, sub),
                     None if raw => shell.vars.unset_raw(name),
                     // Without `-v`, a name that is no variable may be a function.
                     None if !explicit_var
@@ -53,7 +56,7 @@ pub(crate) fn unset(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, 
                     }
                     None => shell.vars.unset(name),
                 };
-                if !is_name(base) {
+                if !is_name(base) && !removed_function {
                     invalid_identifier(shell, io, "unset", name);
                     status = 1;
                 } else if result.is_err() {
@@ -67,6 +70,21 @@ pub(crate) fn unset(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, 
         }
     }
     Ok(status)
+}
+
+/// `unset 'a[sub]'`: an associative key as written, else an arithmetic
+/// index (negative counts back from the end).
+fn unset_element(
+    shell: &mut Shell,
+    io: &Io,
+    name: &str,
+    sub: &str,
+) -> Result<(), crate::errors::ShellError> {
+    if shell.vars.is_assoc(name) || sub == "@" || sub == "*" {
+        return shell.vars.unset_element(name, sub);
+    }
+    let index = shell.arith_expand_eval(sub, io)?;
+    shell.vars.unset_element(name, &index.to_string())
 }
 
 pub(crate) fn set(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {

@@ -51,14 +51,7 @@ impl Shell {
             ExtendedTestExpr::UnaryTest(op, word) => {
                 let operand = self.expand_string(word, io)?;
                 self.xtrace(&format!("[[ {op} {} ]]", trace_quote(&operand)), io);
-                let vars = &self.vars;
-                let is_set = |name: &str| vars.is_set(name);
-                let ctx = TestContext {
-                    cwd: &self.cwd,
-                    host: self.host.as_ref(),
-                    is_set: &is_set,
-                };
-                unary(op, &operand, &ctx)
+                self.with_test_context(|ctx| unary(op, &operand, ctx))
             }
             ExtendedTestExpr::BinaryTest(op, left, right) => {
                 self.eval_binary(op, left, right, io)?
@@ -168,13 +161,23 @@ impl Shell {
     }
 
     fn plain_binary(&self, op: &BinaryPredicate, l: &str, r: &str) -> Result<bool, CondError> {
+        self.with_test_context(|ctx| binary(op, l, r, ctx))
+            .map_err(CondError::Message)
+    }
+
+    /// Runs `f` with what `test` and `[[ ]]` need to know of the shell.
+    pub(crate) fn with_test_context<T>(&self, f: impl FnOnce(&TestContext<'_>) -> T) -> T {
         let vars = &self.vars;
         let is_set = |name: &str| vars.is_set(name);
+        let is_nameref = |name: &str| vars.get_raw(name).is_some_and(|v| v.nameref);
+        let option_on = |name: &str| crate::builtins::vars::option_on(self, name);
         let ctx = TestContext {
             cwd: &self.cwd,
             host: self.host.as_ref(),
             is_set: &is_set,
+            is_nameref: &is_nameref,
+            option_on: &option_on,
         };
-        binary(op, l, r, &ctx).map_err(CondError::Message)
+        f(&ctx)
     }
 }

@@ -565,9 +565,45 @@ impl Vars {
         if self.table.get(name).is_some_and(|v| v.readonly) {
             return Err(ShellError::Readonly(name.to_string()));
         }
-        self.table.remove(name);
         self.pending_exports.remove(name);
+        self.unset_scoped(name);
         Ok(())
+    }
+
+    /// Unsets the visible `name`: a local of the running function stays
+    /// declared (and local) without a value; a local of a calling function
+    /// goes, revealing what it shadowed.
+    fn unset_scoped(&mut self, name: &str) {
+        let owner = self
+            .scopes
+            .iter()
+            .rposition(|scope| scope.iter().any(|(n, _)| n == name));
+        let Some(owner) = owner else {
+            self.table.remove(name);
+            return;
+        };
+        if owner + 1 == self.scopes.len() {
+            self.table.insert(
+                name.to_string(),
+                Var {
+                    valueless: true,
+                    ..Var::default()
+                },
+            );
+            return;
+        }
+        let saved = self.scopes.get_mut(owner).and_then(|scope| {
+            let pos = scope.iter().position(|(n, _)| n == name)?;
+            Some(scope.remove(pos).1)
+        });
+        match saved.flatten() {
+            Some(var) => {
+                self.table.insert(name.to_string(), var);
+            }
+            None => {
+                self.table.remove(name);
+            }
+        }
     }
 
     /// Every exported variable with a scalar value, sorted by name: the
