@@ -169,12 +169,29 @@ fn test_args(shell: &Shell, io: &Io, name: &str, args: &[String]) -> i32 {
 
 /// `printf`, plus bash's `-v VAR` which stores the output in a variable.
 fn printf(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
-    if argv.get(1).map(String::as_str) != Some("-v") {
-        return Ok(as_builtin(utils::printf::printf, shell, io, argv));
+    let first = argv.get(1).map_or("", String::as_str);
+    if first == "--" {
+        let mut rest = vec!["printf".to_string()];
+        rest.extend(argv.iter().skip(2).cloned());
+        return Ok(as_builtin(utils::printf::printf, shell, io, &rest));
     }
-    let Some(var) = argv.get(2).cloned() else {
-        shell.report(io, "printf: -v: option requires an argument");
-        return Ok(2);
+    // `-v VAR` or `-vVAR`; any other option is an error.
+    let (var, skip) = match first.strip_prefix("-v") {
+        Some("") => match argv.get(2) {
+            Some(var) => (var.clone(), 3),
+            None => {
+                shell.report(io, "printf: -v: option requires an argument");
+                return Ok(2);
+            }
+        },
+        Some(attached) => (attached.to_string(), 2),
+        None if first.starts_with('-') && first.len() > 1 => {
+            let bad: String = first.chars().take(2).collect();
+            shell.report(io, &format!("printf: {bad}: invalid option"));
+            io.err_line("printf: usage: printf [-v var] format [arguments]");
+            return Ok(2);
+        }
+        None => return Ok(as_builtin(utils::printf::printf, shell, io, argv)),
     };
     let sink = crate::streams::Sink::memory();
     let capture = Io {
@@ -183,7 +200,7 @@ fn printf(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
         stderr: io.stderr.clone(),
     };
     let mut rest = vec!["printf".to_string()];
-    rest.extend(argv.iter().skip(3).cloned());
+    rest.extend(argv.iter().skip(skip).cloned());
     let status = as_builtin(utils::printf::printf, shell, &capture, &rest);
     let text = String::from_utf8_lossy(&sink.borrow_mut().take()).into_owned();
     if let Err(err) = shell.vars.set(&var, text) {

@@ -152,6 +152,8 @@ impl Shell {
                     self.trace_assignment(a, io);
                 }
             }
+            // An assignment-only command leaves `$_` empty.
+            self.set_last_argument(String::new());
             flush_redirected(&cmd_io, io);
             return Ok(self.subst_status.unwrap_or(0));
         }
@@ -163,12 +165,20 @@ impl Shell {
         for (name, var) in saved.into_iter().rev() {
             self.vars.restore(&name, var);
         }
-        // `$_`: the last argument of the previous simple command.
         if let Some(last) = argv.last() {
-            let _ = self.vars.set("_", last.clone());
+            self.set_last_argument(last.clone());
         }
         flush_redirected(&cmd_io, io);
         result
+    }
+
+    /// `$_`: the last argument of the previous simple command (no longer
+    /// exported once the shell sets it).
+    fn set_last_argument(&mut self, value: String) {
+        let _ = self.vars.set("_", value);
+        if let Some(var) = self.vars.attrs_mut("_") {
+            var.exported = false;
+        }
     }
 
     /// The words of `declare`, `local`, `export`, ... : an operand written
