@@ -97,6 +97,19 @@ pub(crate) fn local(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, 
         shell.report(io, "local: can only be used in a function");
         return Ok(1);
     }
+    // `local -`: the function's `set` options are restored when it returns.
+    if argv.iter().skip(1).any(|a| a == "-") {
+        if let Some(slot) = shell.local_opts.last_mut()
+            && slot.is_none()
+        {
+            *slot = Some(shell.opts);
+        }
+        let rest: Vec<String> = argv.iter().filter(|a| *a != "-").cloned().collect();
+        if rest.len() == 1 {
+            return Ok(0);
+        }
+        return run(shell, io, &rest, "local");
+    }
     run(shell, io, argv, "local")
 }
 

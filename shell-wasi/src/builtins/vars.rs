@@ -110,6 +110,16 @@ pub(crate) fn set(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Un
             shell.positional = args.get(i + 1..).unwrap_or_default().to_vec();
             return Ok(0);
         }
+        // `set -`: ends the options and turns off `-x` and `-v`; the rest,
+        // if any, are the positional parameters.
+        if arg == "-" {
+            shell.opts.xtrace = false;
+            let rest = args.get(i + 1..).unwrap_or_default();
+            if !rest.is_empty() {
+                shell.positional = rest.to_vec();
+            }
+            return Ok(0);
+        }
         if (arg == "-o" || arg == "+o") && args.get(i + 1).is_none() {
             list_options(shell, io, arg == "+o");
             return Ok(0);

@@ -161,6 +161,8 @@ pub struct Shell {
     pub(crate) trace_level: usize,
     /// `$BASH_SUBSHELL`: how many subshells deep this shell is.
     pub(crate) subshell_level: u32,
+    /// Per running function, the options `local -` saved.
+    pub(crate) local_opts: Vec<Option<Options>>,
     /// `hash`: where programs were found.
     pub(crate) hashed: std::collections::BTreeMap<String, crate::builtins::hash::Hashed>,
     /// `alias name=value`.
@@ -240,6 +242,7 @@ impl Shell {
             compound_args: Vec::new(),
             trace_level: 1,
             subshell_level: 0,
+            local_opts: Vec::new(),
             hashed: std::collections::BTreeMap::new(),
             aliases: std::collections::BTreeMap::new(),
             expanding_aliases: Vec::new(),

@@ -301,9 +301,13 @@ impl Shell {
         self.location.name = func.source.clone();
         self.location.base = func.base;
         self.vars.push_scope();
+        self.local_opts.push(None);
         self.functions += 1;
         let result = self.run_traced_body(func, io);
         self.functions -= 1;
+        if let Some(Some(opts)) = self.local_opts.pop() {
+            self.opts = opts;
+        }
         self.vars.pop_scope();
         self.location = saved_location;
         self.pop_frame();
