@@ -170,23 +170,15 @@ impl Source {
         }
     }
 
-    /// One line including its newline, or `None` at end of input.
-    pub(crate) fn read_line(&mut self) -> Option<Vec<u8>> {
+    /// The next byte, or `None` at end of input.
+    pub(crate) fn read_byte(&mut self) -> Option<u8> {
         self.materialize();
         let Self::Bytes { data, pos } = self else {
             return None;
         };
-        let rest = data.get(*pos..)?;
-        if rest.is_empty() {
-            return None;
-        }
-        let end = rest
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(rest.len(), |i| i + 1);
-        let line = rest.get(..end).unwrap_or_default().to_vec();
-        *pos += end;
-        Some(line)
+        let byte = *data.get(*pos)?;
+        *pos += 1;
+        Some(byte)
     }
 }
 
