@@ -242,10 +242,10 @@ mod tests {
     }
 
     #[test]
-    fn source_reads_lines_then_rest() {
+    fn source_reads_bytes_then_rest() {
         let src = Source::bytes(b"a\nb\nc".to_vec());
-        assert_eq!(src.borrow_mut().read_line(), Some(b"a\n".to_vec()));
-        assert_eq!(src.borrow_mut().read_all(), b"b\nc".to_vec());
-        assert_eq!(src.borrow_mut().read_line(), None);
+        assert_eq!(src.borrow_mut().read_byte(), Some(b'a'));
+        assert_eq!(src.borrow_mut().read_all(), b"\nb\nc".to_vec());
+        assert_eq!(src.borrow_mut().read_byte(), None);
     }
 }
