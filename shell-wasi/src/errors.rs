@@ -27,6 +27,10 @@ pub(crate) enum ShellError {
     Readonly(String),
     /// `shopt -s failglob` and a pattern that matched nothing.
     NoMatch(String),
+    /// Writing through a nameref that names itself in a loop.
+    CircularRef(String),
+    /// `ref='a[@]'; ref=x` and other subscripts that name no element.
+    BadSubscript(String),
 }
 
 impl fmt::Display for ShellError {
@@ -40,6 +44,8 @@ impl fmt::Display for ShellError {
             Self::ExpansionTooLarge => write!(f, "expansion too large"),
             Self::Readonly(name) => write!(f, "{name}: readonly variable"),
             Self::NoMatch(pattern) => write!(f, "no match: {pattern}"),
+            Self::CircularRef(name) => write!(f, "warning: {name}: circular name reference"),
+            Self::BadSubscript(text) => write!(f, "{text}: bad array subscript"),
         }
     }
 }
@@ -56,7 +62,9 @@ impl ShellError {
             Self::BadSubstitution(_)
             | Self::Arithmetic { .. }
             | Self::Readonly(_)
-            | Self::NoMatch(_) => Unwind::Abort(1),
+            | Self::NoMatch(_)
+            | Self::CircularRef(_)
+            | Self::BadSubscript(_) => Unwind::Abort(1),
         }
     }
 }

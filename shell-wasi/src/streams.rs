@@ -170,23 +170,15 @@ impl Source {
         }
     }
 
-    /// One line including its newline, or `None` at end of input.
-    pub(crate) fn read_line(&mut self) -> Option<Vec<u8>> {
+    /// The next byte, or `None` at end of input.
+    pub(crate) fn read_byte(&mut self) -> Option<u8> {
         self.materialize();
         let Self::Bytes { data, pos } = self else {
             return None;
         };
-        let rest = data.get(*pos..)?;
-        if rest.is_empty() {
-            return None;
-        }
-        let end = rest
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(rest.len(), |i| i + 1);
-        let line = rest.get(..end).unwrap_or_default().to_vec();
-        *pos += end;
-        Some(line)
+        let byte = *data.get(*pos)?;
+        *pos += 1;
+        Some(byte)
     }
 }
 
@@ -250,10 +242,10 @@ mod tests {
     }
 
     #[test]
-    fn source_reads_lines_then_rest() {
+    fn source_reads_bytes_then_rest() {
         let src = Source::bytes(b"a\nb\nc".to_vec());
-        assert_eq!(src.borrow_mut().read_line(), Some(b"a\n".to_vec()));
-        assert_eq!(src.borrow_mut().read_all(), b"b\nc".to_vec());
-        assert_eq!(src.borrow_mut().read_line(), None);
+        assert_eq!(src.borrow_mut().read_byte(), Some(b'a'));
+        assert_eq!(src.borrow_mut().read_all(), b"\nb\nc".to_vec());
+        assert_eq!(src.borrow_mut().read_byte(), None);
     }
 }

@@ -15,7 +15,17 @@ pub(crate) fn trap(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, U
     let args = argv.get(1..).unwrap_or_default();
     if args.is_empty() || args.first().is_some_and(|a| a == "-p") {
         let mut out = String::new();
-        for (action, name) in [(&shell.exit_trap, "EXIT"), (&shell.err_trap, "ERR")] {
+        let traps = [
+            (&shell.exit_trap, "EXIT"),
+            (&shell.debug_trap, "DEBUG"),
+            (&shell.err_trap, "ERR"),
+            (&shell.return_trap, "RETURN"),
+        ];
+        let wanted: Vec<&String> = args.iter().skip(1).collect();
+        for (action, name) in traps {
+            if !wanted.is_empty() && !wanted.iter().any(|w| w.as_str() == name) {
+                continue;
+            }
             if let Some(action) = action {
                 let quoted = crate::utils::quoting::single_quote(action);
                 out.push_str(&format!("trap -- {quoted} {name}\n"));
@@ -31,8 +41,16 @@ pub(crate) fn trap(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, U
     for signal in signals {
         let action = (action != "-").then(|| action.to_string());
         match signal.as_str() {
-            "EXIT" | "0" | "SIGEXIT" => shell.exit_trap = action,
-            "ERR" => shell.err_trap = action,
+            "EXIT" | "0" | "SIGEXIT" => {
+                shell.exit_trap = action;
+                shell.exit_trap_inherited = false;
+            }
+            "ERR" => {
+                shell.err_trap = action;
+                shell.err_trap_inherited = false;
+            }
+            "DEBUG" => shell.debug_trap = action,
+            "RETURN" => shell.return_trap = action,
             _ => {}
         }
     }
@@ -75,7 +93,7 @@ pub(crate) fn return_(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32
             io,
             "return: can only `return' from a function or sourced script",
         );
-        return Ok(1);
+        return Ok(2);
     }
     let status = match argv.get(1) {
         Some(arg) => status_arg(shell, io, "return", arg).unwrap_or(2),
@@ -135,7 +153,14 @@ pub(crate) fn eval(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, U
     if let Err(err) = shell.enter() {
         return Err(shell.fail(io, &err));
     }
+    // Line numbers in the text count from the `eval`'s line.
+    let saved_location = shell.location.clone();
+    shell.location.base += shell.location.line.saturating_sub(1);
+    shell.location.line = 1;
+    shell.trace_level += 1;
     let result = shell.run_text(&text, io);
+    shell.trace_level -= 1;
+    shell.location = saved_location;
     shell.depth -= 1;
     result
 }
@@ -161,7 +186,26 @@ pub(crate) fn source(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32,
     let args = argv.get(2..).unwrap_or_default().to_vec();
     let saved = (!args.is_empty()).then(|| std::mem::replace(&mut shell.positional, args));
     shell.sourcing += 1;
+    // A sourced file's own `BASH_ARGV` entry is its name, without arguments.
+    let frame_args = match argv.get(2..) {
+        Some(args) if !args.is_empty() => args.to_vec(),
+        _ => vec![file.clone()],
+    };
+    shell.push_frame("source", file, &frame_args);
+    let saved_location = shell.location.clone();
+    shell.location = crate::interp::Location {
+        name: file.clone(),
+        line: 1,
+        base: 0,
+    };
+    shell.trace_level += 1;
     let result = shell.run_text(&text, io);
+    shell.trace_level -= 1;
+    if matches!(result, Ok(_) | Err(Unwind::Return(_))) {
+        shell.run_return_trap(io)?;
+    }
+    shell.location = saved_location;
+    shell.pop_frame();
     shell.sourcing -= 1;
     if let Some(saved) = saved {
         shell.positional = saved;

@@ -17,13 +17,24 @@ pub(crate) fn getopts(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32
         Some(rest) if !rest.is_empty() => rest.to_vec(),
         _ => shell.positional.clone(),
     };
+    if !crate::interp::vars::is_name(name) {
+        shell.report(io, &format!("getopts: `{name}': not a valid identifier"));
+        return Ok(1);
+    }
     let silent = spec.starts_with(':');
-    let optind = shell
+    let raw_optind = shell
         .vars
         .scalar("OPTIND")
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or(1)
-        .max(1);
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(1);
+    // `OPTIND=0` (or 1) starts over, even inside a group like `-abc`.
+    if raw_optind <= 1 && shell.getopts_pos != (1, 1) && raw_optind != shell.getopts_pos.0 {
+        shell.getopts_pos = (1, 1);
+    }
+    let optind = raw_optind.max(1);
+    if optind > args.len() + 1 {
+        return finish(shell, name, args.len() + 1, 1);
+    }
     let mut pos = if shell.getopts_pos.0 == optind {
         shell.getopts_pos.1
     } else {
@@ -96,6 +107,7 @@ pub(crate) fn getopts(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32
 /// The options are over: NAME is `?`, OPTIND points past them.
 fn finish(shell: &mut Shell, name: &str, optind: usize, status: i32) -> Result<i32, Unwind> {
     shell.getopts_pos = (optind, 1);
+    let _ = shell.vars.unset("OPTARG");
     let _ = shell.vars.set("OPTIND", optind.to_string());
     let _ = shell.vars.set(name, "?".to_string());
     Ok(status)

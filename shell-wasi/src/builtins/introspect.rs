@@ -26,6 +26,35 @@ fn classify(shell: &Shell, name: &str, skip_functions: bool) -> Option<Kind> {
     locate(shell, name).map(Kind::File)
 }
 
+/// Where `name` is found on `PATH` (`hash name`).
+pub(crate) fn path_of(shell: &Shell, name: &str) -> Option<String> {
+    locate(shell, name)
+}
+
+/// Every folder of `PATH` holding the program: utilities are in
+/// `/usr/bin` and `/bin` (`type -a`).
+fn all_paths(shell: &Shell, name: &str) -> Vec<String> {
+    if name.contains('/') {
+        return locate(shell, name).into_iter().collect();
+    }
+    let is_utility = crate::utils::find(&shell.host, name).is_some();
+    let path = shell.vars.scalar("PATH").unwrap_or_default().to_string();
+    let mut found = Vec::new();
+    for dir in path.split(':').filter(|d| !d.is_empty()) {
+        let full = crate::interp::normalize(&shell.cwd, &format!("{dir}/{name}"));
+        let home = is_utility && (dir == "/usr/bin" || dir == "/bin");
+        let file = shell
+            .host
+            .get_mode(&full, true)
+            .is_ok_and(|m| m & crate::host::S_IFMT == crate::host::S_IFREG && m & 0o111 != 0);
+        let shown = format!("{dir}/{name}");
+        if (home || file) && !found.contains(&shown) {
+            found.push(shown);
+        }
+    }
+    found
+}
+
 fn locate(shell: &Shell, name: &str) -> Option<String> {
     let env = shell.child_env();
     let dummy = crate::streams::Io {
@@ -38,31 +67,79 @@ fn locate(shell: &Shell, name: &str) -> Option<String> {
     crate::utils::which::locate(&process, name)
 }
 
+/// `type [-afptP] name...`.
 pub(crate) fn type_(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
-    let mut terse = false;
-    let mut path_only = false;
+    let mut flags = String::new();
     let mut status = 0;
     let mut out = String::new();
     for arg in argv.iter().skip(1) {
-        match arg.as_str() {
-            "-t" => terse = true,
-            "-p" | "-P" => path_only = true,
-            "-a" | "-f" => {}
-            name => match classify(shell, name, false) {
-                Some(kind) => out.push_str(&describe(shell, name, &kind, terse, path_only)),
-                None => {
-                    if !terse && !path_only {
-                        io.out(out.as_bytes());
-                        out.clear();
-                        shell.report(io, &format!("type: {name}: not found"));
-                    }
-                    status = 1;
-                }
-            },
+        if arg.starts_with('-') && arg.len() > 1 && out.is_empty() && status == 0 {
+            flags.push_str(&arg[1..]);
+            continue;
         }
+        let lines = type_lines(shell, arg, &flags);
+        // `type -p` of a builtin or function prints nothing, successfully.
+        let known = KEYWORDS.contains(&arg.as_str())
+            || shell.funcs.contains_key(arg)
+            || super::lookup(arg).is_some();
+        if lines.is_empty() && !(flags.contains('p') && !flags.contains('P') && known) {
+            if !flags.contains(['t', 'p', 'P']) {
+                io.out(out.as_bytes());
+                out.clear();
+                shell.report(io, &format!("type: {arg}: not found"));
+            }
+            status = 1;
+        }
+        out.push_str(&lines);
     }
     io.out(out.as_bytes());
     Ok(status)
+}
+
+/// What `type` says about one name with the given option letters.
+fn type_lines(shell: &Shell, name: &str, flags: &str) -> String {
+    let all = flags.contains('a');
+    let terse = flags.contains('t');
+    let hashed = shell.hashed.get(name).map(|h| h.path.clone());
+    if flags.contains('P') {
+        if let Some(path) = hashed {
+            return format!("{path}\n");
+        }
+        let paths = if all {
+            all_paths(shell, name)
+        } else {
+            locate(shell, name).into_iter().collect()
+        };
+        return paths.iter().map(|p| format!("{p}\n")).collect();
+    }
+    let mut kinds = Vec::new();
+    if KEYWORDS.contains(&name) {
+        kinds.push(Kind::Keyword);
+    }
+    if !flags.contains('f') && shell.funcs.contains_key(name) {
+        kinds.push(Kind::Function);
+    }
+    if super::lookup(name).is_some() {
+        kinds.push(Kind::Builtin);
+    }
+    if all {
+        kinds.extend(all_paths(shell, name).into_iter().map(Kind::File));
+    } else if kinds.is_empty() {
+        match hashed {
+            Some(path) if !terse && !flags.contains('p') => {
+                return format!("{name} is hashed ({path})\n");
+            }
+            Some(path) => kinds.push(Kind::File(path)),
+            None => kinds.extend(locate(shell, name).map(Kind::File)),
+        }
+    }
+    if !all {
+        kinds.truncate(1);
+    }
+    kinds
+        .iter()
+        .map(|kind| describe(shell, name, kind, terse, flags.contains('p')))
+        .collect()
 }
 
 fn describe(shell: &Shell, name: &str, kind: &Kind, terse: bool, path_only: bool) -> String {
@@ -78,7 +155,7 @@ fn describe(shell: &Shell, name: &str, kind: &Kind, terse: bool, path_only: bool
             let body = shell
                 .funcs
                 .get(name)
-                .map(|f| f.to_string())
+                .map(|f| f.def.to_string())
                 .unwrap_or_default();
             format!("{name} is a function\n{body}\n")
         }
@@ -146,5 +223,28 @@ pub(crate) fn command(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32
             io.out(out.as_bytes());
             Ok(i32::from(!found))
         }
+    }
+}
+
+/// `caller [N]`: where the current function (or the Nth one up) was
+/// called from.
+pub(crate) fn caller(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    let n = match argv.get(1) {
+        None => None,
+        Some(arg) => match arg.trim().parse::<usize>() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                shell.report(io, &format!("caller: {arg}: invalid number"));
+                io.err_line("caller: usage: caller [expr]");
+                return Ok(2);
+            }
+        },
+    };
+    match shell.caller_text(n) {
+        Some(text) => {
+            io.out(format!("{text}\n").as_bytes());
+            Ok(0)
+        }
+        None => Ok(1),
     }
 }

@@ -11,6 +11,7 @@ use crate::streams::Io;
 pub(crate) fn mapfile(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
     let builtin = argv.first().map_or("mapfile", String::as_str).to_string();
     let (mut trim, mut count, mut skip, mut delim) = (false, 0usize, 0usize, b'\n');
+    let mut origin = None;
     let mut name = "MAPFILE".to_string();
     let mut args = argv.iter().skip(1);
     while let Some(arg) = args.next() {
@@ -32,6 +33,16 @@ pub(crate) fn mapfile(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32
                 None => return Ok(1),
             },
             "-d" => delim = args.next().and_then(|d| d.bytes().next()).unwrap_or(0),
+            "-O" => {
+                let value = args.next().cloned().unwrap_or_default();
+                match value.trim().parse::<usize>() {
+                    Ok(n) => origin = Some(n),
+                    Err(_) => {
+                        shell.report(io, &format!("{builtin}: {value}: invalid array origin"));
+                        return Ok(1);
+                    }
+                }
+            }
             a if a.starts_with('-') => {
                 shell.report(io, &format!("{builtin}: {a}: invalid option"));
                 io.err_line(&format!(
@@ -46,8 +57,18 @@ pub(crate) fn mapfile(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32
             }
         }
     }
+    if shell.vars.is_assoc(&name) {
+        shell.report(io, &format!("{builtin}: {name}: not an indexed array"));
+        return Ok(1);
+    }
     let input = io.stdin.borrow_mut().read_all();
-    let mut map = BTreeMap::new();
+    // `-O` adds to the array from that index; otherwise it is replaced.
+    let mut map = match (origin, shell.vars.value(&name)) {
+        (Some(_), Some(Value::Indexed(m))) => m.clone(),
+        (Some(_), Some(Value::Scalar(s))) => BTreeMap::from([(0, s.clone())]),
+        _ => BTreeMap::new(),
+    };
+    let start = origin.unwrap_or(0);
     let pieces = input.split_inclusive(|&b| b == delim).skip(skip);
     for (i, piece) in pieces.enumerate() {
         if count > 0 && i >= count {
@@ -58,7 +79,10 @@ pub(crate) fn mapfile(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32
         } else {
             piece
         };
-        map.insert(i, String::from_utf8_lossy(piece).into_owned());
+        map.insert(
+            start.saturating_add(i),
+            String::from_utf8_lossy(piece).into_owned(),
+        );
     }
     match shell.vars.set_value(&name, Value::Indexed(map)) {
         Ok(()) => Ok(0),

@@ -5,19 +5,24 @@
 //! Builtins that bash also ships as programs (`echo`, `printf`, `test`,
 //! ...) reuse the utility code with bash's message prefix.
 
+mod alias;
+mod compgen;
+mod declare;
 mod dirs;
 mod flow;
 mod getopts;
+pub(crate) mod hash;
 mod introspect;
 mod mapfile;
 mod read;
-mod shopt;
-mod vars;
+pub(crate) mod shopt;
+pub(crate) mod vars;
 
 use crate::errors::Unwind;
 use crate::interp::Shell;
 use crate::streams::Io;
 use crate::utils::{self, Process, UtilityFn};
+pub(crate) use declare::declaration;
 
 /// A builtin's entry point.
 pub(crate) type BuiltinFn = fn(&mut Shell, &Io, &[String]) -> Result<i32, Unwind>;
@@ -27,23 +32,26 @@ const BUILTINS: &[(&str, BuiltinFn)] = &[
     (".", flow::source),
     (":", flow::colon),
     ("[", bracket),
+    ("alias", alias::alias),
     ("break", flow::break_),
     ("builtin", builtin),
+    ("caller", introspect::caller),
     ("cd", dirs::cd),
     ("command", introspect::command),
+    ("compgen", compgen::compgen),
     ("continue", flow::continue_),
-    ("declare", vars::declare),
+    ("declare", declare::declare),
     ("dirs", dirs::dirs),
     ("echo", echo),
     ("eval", flow::eval),
     ("exec", flow::exec),
     ("exit", flow::exit),
-    ("export", vars::export),
+    ("export", declare::export),
     ("false", false_),
     ("getopts", getopts::getopts),
-    ("hash", flow::colon),
+    ("hash", hash::hash),
     ("let", vars::let_),
-    ("local", vars::local),
+    ("local", declare::local),
     ("mapfile", mapfile::mapfile),
     ("popd", dirs::popd),
     ("printf", printf),
@@ -51,7 +59,7 @@ const BUILTINS: &[(&str, BuiltinFn)] = &[
     ("pwd", pwd),
     ("read", read::read),
     ("readarray", mapfile::mapfile),
-    ("readonly", vars::readonly),
+    ("readonly", declare::readonly),
     ("return", flow::return_),
     ("set", vars::set),
     ("shift", vars::shift),
@@ -61,8 +69,9 @@ const BUILTINS: &[(&str, BuiltinFn)] = &[
     ("trap", flow::trap),
     ("true", true_),
     ("type", introspect::type_),
-    ("typeset", vars::declare),
+    ("typeset", declare::declare),
     ("umask", flow::umask),
+    ("unalias", alias::unalias),
     ("unset", vars::unset),
     ("wait", flow::colon),
 ];
@@ -72,6 +81,11 @@ pub(crate) const KEYWORDS: &[&str] = &[
     "!", "[[", "]]", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for",
     "function", "if", "in", "select", "then", "time", "until", "while", "{", "}",
 ];
+
+/// Every builtin's name, sorted.
+pub(crate) fn builtin_names() -> Vec<String> {
+    BUILTINS.iter().map(|(n, _)| n.to_string()).collect()
+}
 
 pub(crate) fn lookup(name: &str) -> Option<BuiltinFn> {
     BUILTINS
@@ -122,21 +136,62 @@ fn false_(_shell: &mut Shell, _io: &Io, _argv: &[String]) -> Result<i32, Unwind>
 }
 
 fn test(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
-    Ok(as_builtin(utils::test::test, shell, io, argv))
+    Ok(test_args(
+        shell,
+        io,
+        "test",
+        argv.get(1..).unwrap_or_default(),
+    ))
 }
 
 fn bracket(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
-    Ok(as_builtin(utils::test::bracket, shell, io, argv))
+    match argv.get(1..).unwrap_or_default().split_last() {
+        Some((last, inner)) if last == "]" => Ok(test_args(shell, io, "[", inner)),
+        _ => {
+            shell.report(io, "[: missing `]'");
+            Ok(2)
+        }
+    }
+}
+
+/// `test` and `[` as builtins: they see the shell's variables (`-v`,
+/// `-R`) and options (`-o`).
+fn test_args(shell: &Shell, io: &Io, name: &str, args: &[String]) -> i32 {
+    match shell.with_test_context(|ctx| utils::test::evaluate(args, ctx)) {
+        Ok(true) => 0,
+        Ok(false) => 1,
+        Err(msg) => {
+            shell.report(io, &format!("{name}: {msg}"));
+            2
+        }
+    }
 }
 
 /// `printf`, plus bash's `-v VAR` which stores the output in a variable.
 fn printf(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
-    if argv.get(1).map(String::as_str) != Some("-v") {
-        return Ok(as_builtin(utils::printf::printf, shell, io, argv));
+    let first = argv.get(1).map_or("", String::as_str);
+    if first == "--" {
+        let mut rest = vec!["printf".to_string()];
+        rest.extend(argv.iter().skip(2).cloned());
+        return Ok(as_builtin(utils::printf::printf, shell, io, &rest));
     }
-    let Some(var) = argv.get(2).cloned() else {
-        shell.report(io, "printf: -v: option requires an argument");
-        return Ok(2);
+    // `-v VAR` or `-vVAR`; any other option is an error.
+    let (var, skip) = match first.strip_prefix("-v") {
+        Some("") => match argv.get(2) {
+            Some(var) => (var.clone(), 3),
+            None => {
+                shell.report(io, "printf: -v: option requires an argument");
+                return Ok(2);
+            }
+        },
+        Some(attached) => (attached.to_string(), 2),
+        None if first.starts_with('-') && first.len() > 1 => {
+            let bad: String = first.chars().take(2).collect();
+            shell.report(io, &format!("printf: {bad}: invalid option"));
+            io.err_line("printf: usage: printf [-v var] format [arguments]");
+            return Ok(2);
+        }
+        None => return Ok(as_builtin(utils::printf::printf, shell, io, argv)),
     };
     let sink = crate::streams::Sink::memory();
     let capture = Io {
@@ -145,7 +200,7 @@ fn printf(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
         stderr: io.stderr.clone(),
     };
     let mut rest = vec!["printf".to_string()];
-    rest.extend(argv.iter().skip(3).cloned());
+    rest.extend(argv.iter().skip(skip).cloned());
     let status = as_builtin(utils::printf::printf, shell, &capture, &rest);
     let text = String::from_utf8_lossy(&sink.borrow_mut().take()).into_owned();
     if let Err(err) = shell.vars.set(&var, text) {

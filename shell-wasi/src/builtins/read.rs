@@ -1,5 +1,6 @@
-//! `read [-r] [-p PROMPT] [-a ARRAY] [NAME...]`: one line of stdin split
-//! on `$IFS` into variables, the last taking the rest.
+//! `read [-rs] [-d DELIM] [-n|-N COUNT] [-p PROMPT] [-a ARRAY] [NAME...]`:
+//! one line (or up to DELIM, or COUNT characters) of stdin split on `$IFS`
+//! into variables, the last taking the rest.
 
 use std::collections::BTreeMap;
 
@@ -8,37 +9,96 @@ use crate::interp::Shell;
 use crate::interp::vars::Value;
 use crate::streams::Io;
 
-pub(crate) fn read(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
-    let mut raw = false;
-    let mut array = None;
-    let mut names = Vec::new();
-    let mut i = 1;
-    while let Some(arg) = argv.get(i) {
-        match arg.as_str() {
-            "-r" => raw = true,
-            "-s" => {}
-            "-p" | "-t" | "-n" | "-N" | "-d" | "-u" => i += 1,
-            "-a" => {
-                i += 1;
-                array = argv.get(i).cloned();
+/// What `read` was asked to do.
+struct Request {
+    raw: bool,
+    /// `-d`: the byte that ends the input (NUL for `-d ''`).
+    delim: u8,
+    /// `-n N` (stop early) or `-N N` (exactly N, ignoring the delimiter).
+    count: Option<usize>,
+    exact: bool,
+    array: Option<String>,
+    names: Vec<String>,
+}
+
+/// Parses the options; `Err` is a message for a bad one.
+fn parse(argv: &[String]) -> Result<Request, String> {
+    let mut req = Request {
+        raw: false,
+        delim: b'\n',
+        count: None,
+        exact: false,
+        array: None,
+        names: Vec::new(),
+    };
+    let mut args = argv.iter().skip(1);
+    while let Some(arg) = args.next() {
+        let Some(flags) = arg
+            .strip_prefix('-')
+            .filter(|f| !f.is_empty() && req.names.is_empty())
+        else {
+            req.names.push(arg.clone());
+            continue;
+        };
+        let mut chars = flags.chars();
+        while let Some(c) = chars.next() {
+            if matches!(c, 'r' | 's' | 'e') {
+                req.raw |= c == 'r';
+                continue;
             }
-            _ => names.push(arg.clone()),
+            let attached: String = chars.by_ref().collect();
+            let value = if attached.is_empty() {
+                args.next()
+                    .cloned()
+                    .ok_or(format!("-{c}: option requires an argument"))?
+            } else {
+                attached
+            };
+            match c {
+                'd' => req.delim = value.bytes().next().unwrap_or(0),
+                'n' | 'N' => {
+                    let n = value
+                        .trim()
+                        .parse()
+                        .map_err(|_| format!("{value}: invalid number"))?;
+                    req.count = Some(n);
+                    req.exact = c == 'N';
+                }
+                'a' => req.array = Some(value),
+                'p' | 't' | 'u' | 'i' => {}
+                _ => return Err(format!("-{c}: invalid option")),
+            }
         }
-        i += 1;
     }
-    let (line, complete) = read_logical_line(io, raw);
+    Ok(req)
+}
+
+pub(crate) fn read(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    let req = match parse(argv) {
+        Ok(req) => req,
+        Err(msg) => {
+            shell.report(io, &format!("read: {msg}"));
+            return Ok(2);
+        }
+    };
+    let (line, complete) = read_input(io, &req);
     // At end of input bash still assigns: every variable becomes empty
     // (so `while read x` leaves `x` empty after the loop).
-    let line = line.unwrap_or_default();
     let ifs = shell.ifs();
-    let result = if let Some(array) = array {
-        let fields: BTreeMap<usize, String> =
-            split_all(&line, &ifs).into_iter().enumerate().collect();
-        shell.vars.set_value(&array, Value::Indexed(fields))
-    } else if names.is_empty() {
+    let result = if let Some(array) = &req.array {
+        let fields = if req.exact {
+            vec![line]
+        } else {
+            split_all(&line, &ifs)
+        };
+        let fields: BTreeMap<usize, String> = fields.into_iter().enumerate().collect();
+        shell.vars.set_value(array, Value::Indexed(fields))
+    } else if req.names.is_empty() {
         shell.vars.set("REPLY", line)
+    } else if req.exact {
+        shell.vars.set(&req.names[0], line)
     } else {
-        assign_fields(shell, &names, &line, &ifs)
+        assign_fields(shell, &req.names, &line, &ifs)
     };
     if let Err(err) = result {
         return Err(shell.fail(io, &err));
@@ -46,58 +106,64 @@ pub(crate) fn read(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, U
     Ok(if complete { 0 } else { 1 })
 }
 
-/// A line without its newline; backslash-newline joins lines unless `-r`.
-/// The flag says whether a newline ended it (false at end of input).
-fn read_logical_line(io: &Io, raw: bool) -> (Option<String>, bool) {
-    let mut text = String::new();
-    let mut got_any = false;
-    loop {
-        let Some(bytes) = io.stdin.borrow_mut().read_line() else {
-            return (got_any.then_some(text), false);
-        };
-        got_any = true;
-        let line = String::from_utf8_lossy(&bytes).into_owned();
-        let (body, ended) = match line.strip_suffix('\n') {
-            Some(b) => (b.to_string(), true),
-            None => (line, false),
-        };
-        if raw {
-            text.push_str(&body);
-            return (Some(text), ended);
+/// The input up to the delimiter (not included) or the count; without
+/// `-r`, backslash escapes the next character and backslash-delimiter
+/// continues the input. The flag says whether it ended as asked (false
+/// at end of input).
+fn read_input(io: &Io, req: &Request) -> (String, bool) {
+    let mut bytes = Vec::new();
+    let mut chars = 0usize;
+    let mut stdin = io.stdin.borrow_mut();
+    let complete = loop {
+        if req.count.is_some_and(|n| chars >= n) {
+            break true;
         }
-        if let Some(joined) = body.strip_suffix('\\').filter(|_| ended) {
-            text.push_str(&unescape(joined));
-            continue;
+        let Some(b) = stdin.read_byte() else {
+            break false;
+        };
+        if b == req.delim && !req.exact {
+            break true;
         }
-        text.push_str(&unescape(&body));
-        return (Some(text), ended);
-    }
-}
-
-fn unescape(s: &str) -> String {
-    let mut out = String::new();
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            if let Some(next) = chars.next() {
-                out.push(next);
+        if b == b'\\' && !req.raw {
+            match stdin.read_byte() {
+                Some(next) if next == req.delim && !req.exact => continue,
+                Some(next) => bytes.push(next),
+                None => break false,
             }
         } else {
-            out.push(c);
+            bytes.push(b);
         }
-    }
-    out
+        // Count characters, not the continuation bytes of UTF-8.
+        if b & 0xC0 != 0x80 {
+            chars += 1;
+        }
+    };
+    (String::from_utf8_lossy(&bytes).into_owned(), complete)
 }
 
 fn is_ifs_space(c: char, ifs: &str) -> bool {
     ifs.contains(c) && c.is_whitespace()
 }
 
+/// Every field, as `read -a` splits: white space in IFS runs together,
+/// each other IFS character ends one field (so `a||b` has an empty one).
 fn split_all(line: &str, ifs: &str) -> Vec<String> {
-    line.split(|c| ifs.contains(c))
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect()
+    let mut fields = Vec::new();
+    let mut rest = line.trim_start_matches(|c| is_ifs_space(c, ifs));
+    while !rest.is_empty() {
+        let end = rest.find(|c| ifs.contains(c)).unwrap_or(rest.len());
+        let (field, after) = rest.split_at(end);
+        fields.push(field.to_string());
+        let after = after.trim_start_matches(|c| is_ifs_space(c, ifs));
+        let mut chars = after.chars();
+        rest = match chars.next() {
+            Some(c) if ifs.contains(c) => {
+                chars.as_str().trim_start_matches(|c| is_ifs_space(c, ifs))
+            }
+            _ => after,
+        };
+    }
+    fields
 }
 
 fn assign_fields(

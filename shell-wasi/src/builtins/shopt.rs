@@ -7,7 +7,7 @@ use crate::interp::Shell;
 use crate::streams::Io;
 
 /// Every option name bash 5.2 knows, sorted, for listing and validation.
-const NAMES: &[&str] = &[
+pub(crate) const NAMES: &[&str] = &[
     "assoc_expand_once",
     "autocd",
     "cdable_vars",
@@ -68,7 +68,7 @@ const NAMES: &[&str] = &[
 ];
 
 /// Options on by default in `bash -c`.
-const DEFAULT_ON: &[&str] = &[
+pub(crate) const DEFAULT_ON: &[&str] = &[
     "checkwinsize",
     "cmdhist",
     "complete_fullquote",
@@ -84,12 +84,12 @@ const DEFAULT_ON: &[&str] = &[
     "sourcepath",
 ];
 
-fn is_on(shell: &Shell, name: &str) -> bool {
+pub(crate) fn is_on(shell: &Shell, name: &str) -> bool {
     match name {
         "nullglob" => shell.opts.nullglob,
         "failglob" => shell.opts.failglob,
         "dotglob" => shell.opts.dotglob,
-        other => DEFAULT_ON.contains(&other),
+        other => shell.shopts.contains(other),
     }
 }
 
@@ -98,12 +98,17 @@ fn set(shell: &mut Shell, name: &str, on: bool) {
         "nullglob" => shell.opts.nullglob = on,
         "failglob" => shell.opts.failglob = on,
         "dotglob" => shell.opts.dotglob = on,
-        _ => {}
+        other if on => {
+            shell.shopts.insert(other.to_string());
+        }
+        other => {
+            shell.shopts.remove(other);
+        }
     }
 }
 
 pub(crate) fn shopt(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
-    let (mut mode, mut print, mut quiet) = (None, false, false);
+    let (mut mode, mut print, mut quiet, mut set_o) = (None, false, false, false);
     let mut names = Vec::new();
     for arg in argv.iter().skip(1) {
         match arg.as_str() {
@@ -111,7 +116,7 @@ pub(crate) fn shopt(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, 
             "-u" => mode = Some(false),
             "-p" => print = true,
             "-q" => quiet = true,
-            "-o" => {}
+            "-o" => set_o = true,
             a if a.starts_with('-') => {
                 shell.report(io, &format!("shopt: {a}: invalid option"));
                 io.err_line("shopt: usage: shopt [-pqsu] [-o] [optname ...]");
@@ -119,6 +124,9 @@ pub(crate) fn shopt(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, 
             }
             name => names.push(name.to_string()),
         }
+    }
+    if set_o {
+        return Ok(set_options(shell, io, &names, mode, print, quiet));
     }
     let mut status = 0;
     for name in &names {
@@ -164,4 +172,54 @@ pub(crate) fn shopt(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, 
         io.out(out.as_bytes());
     }
     Ok(status)
+}
+
+/// `shopt -o`: the options of `set -o`, listed as `set -o NAME` commands
+/// with `-p`.
+fn set_options(
+    shell: &mut Shell,
+    io: &Io,
+    names: &[String],
+    mode: Option<bool>,
+    print: bool,
+    quiet: bool,
+) -> i32 {
+    let known = super::vars::option_names();
+    let mut status = 0;
+    let mut listed = Vec::new();
+    for name in names {
+        if known.contains(&name.as_str()) {
+            listed.push(name.as_str());
+        } else {
+            shell.report(io, &format!("shopt: {name}: invalid option name"));
+            status = 1;
+        }
+    }
+    if let Some(on) = mode {
+        for name in &listed {
+            shell.set_option_flag(&format!("{}o {name}", if on { '-' } else { '+' }));
+        }
+        if !print {
+            return status;
+        }
+    }
+    if names.is_empty() {
+        listed = known.to_vec();
+    }
+    let mut out = String::new();
+    for name in listed {
+        let on = super::vars::option_on(shell, name);
+        if !on && mode.is_none() && !names.is_empty() {
+            status = 1;
+        }
+        if print {
+            out.push_str(&format!("set {}o {name}\n", if on { '-' } else { '+' }));
+        } else {
+            out.push_str(&format!("{name:<15}\t{}\n", if on { "on" } else { "off" }));
+        }
+    }
+    if !quiet {
+        io.out(out.as_bytes());
+    }
+    status
 }

@@ -7,6 +7,7 @@ use brush_parser::ast::{self, BinaryPredicate, ExtendedTestExpr};
 use super::Shell;
 use crate::errors::{ShellError, Unwind};
 use crate::streams::Io;
+use crate::utils::quoting::trace_quote;
 use crate::utils::test::{TestContext, binary, unary};
 
 /// Why a `[[ ]]` could not be decided.
@@ -49,14 +50,8 @@ impl Shell {
             ExtendedTestExpr::Parenthesized(e) => self.eval_cond(e, io)?,
             ExtendedTestExpr::UnaryTest(op, word) => {
                 let operand = self.expand_string(word, io)?;
-                let vars = &self.vars;
-                let is_set = |name: &str| vars.get(name).is_some();
-                let ctx = TestContext {
-                    cwd: &self.cwd,
-                    host: self.host.as_ref(),
-                    is_set: &is_set,
-                };
-                unary(op, &operand, &ctx)
+                self.xtrace(&format!("[[ {op} {} ]]", trace_quote(&operand)), io);
+                self.with_test_context(|ctx| unary(op, &operand, ctx))
             }
             ExtendedTestExpr::BinaryTest(op, left, right) => {
                 self.eval_binary(op, left, right, io)?
@@ -76,11 +71,13 @@ impl Shell {
             B::StringExactlyMatchesPattern | B::StringExactlyMatchesString => {
                 let l = self.expand_string(left, io)?;
                 let pattern = self.expand_pattern(right, io)?;
+                self.trace_binary(&l, op, &pattern, io);
                 return Ok(super::pattern_matches(&pattern, &l));
             }
             B::StringDoesNotExactlyMatchPattern | B::StringDoesNotExactlyMatchString => {
                 let l = self.expand_string(left, io)?;
                 let pattern = self.expand_pattern(right, io)?;
+                self.trace_binary(&l, op, &pattern, io);
                 return Ok(!super::pattern_matches(&pattern, &l));
             }
             B::StringMatchesRegex => {
@@ -110,7 +107,18 @@ impl Shell {
         }
         let l = self.expand_string(left, io)?;
         let r = self.expand_string(right, io)?;
+        self.trace_binary(&l, op, &r, io);
         self.plain_binary(op, &l, &r)
+    }
+
+    /// `set -x` for one binary test, operands expanded.
+    fn trace_binary(&self, l: &str, op: &BinaryPredicate, r: &str, io: &Io) {
+        if self.opts.xtrace {
+            self.xtrace(
+                &format!("[[ {} {op} {} ]]", trace_quote(l), trace_quote(r)),
+                io,
+            );
+        }
     }
 
     /// The right side of `=~` as regex text: unquoted parts are a POSIX
@@ -153,13 +161,23 @@ impl Shell {
     }
 
     fn plain_binary(&self, op: &BinaryPredicate, l: &str, r: &str) -> Result<bool, CondError> {
+        self.with_test_context(|ctx| binary(op, l, r, ctx))
+            .map_err(CondError::Message)
+    }
+
+    /// Runs `f` with what `test` and `[[ ]]` need to know of the shell.
+    pub(crate) fn with_test_context<T>(&self, f: impl FnOnce(&TestContext<'_>) -> T) -> T {
         let vars = &self.vars;
-        let is_set = |name: &str| vars.get(name).is_some();
+        let is_set = |name: &str| vars.is_set(name);
+        let is_nameref = |name: &str| vars.get_raw(name).is_some_and(|v| v.nameref);
+        let option_on = |name: &str| crate::builtins::vars::option_on(self, name);
         let ctx = TestContext {
             cwd: &self.cwd,
             host: self.host.as_ref(),
             is_set: &is_set,
+            is_nameref: &is_nameref,
+            option_on: &option_on,
         };
-        binary(op, l, r, &ctx).map_err(CondError::Message)
+        f(&ctx)
     }
 }

@@ -71,12 +71,13 @@ impl Shell {
             && self.in_condition == 0
             && !negated
             && !self.in_err_trap
+            && !self.err_trap_inherited
             && (self.functions == 0 || self.opts.errtrace);
         let Some(trap) = self.err_trap.clone().filter(|_| applies) else {
             return Ok(());
         };
         self.in_err_trap = true;
-        let result = self.run_text(&trap, io);
+        let result = self.run_trap_text(&trap, io);
         self.in_err_trap = false;
         self.status = status;
         match result {
@@ -111,11 +112,15 @@ impl Shell {
                 result
             }
             ast::Command::Function(def) => {
-                let name = def.fname.value.clone();
-                self.funcs.insert(name, std::rc::Rc::new(def.clone()));
+                self.define_function(def);
                 Ok(0)
             }
-            ast::Command::ExtendedTest(test, _) => self.run_extended_test(&test.expr, io),
+            ast::Command::ExtendedTest(test, _) => {
+                if self.before_command(|| format!("[[ {} ]]", test.expr), io)? {
+                    return Ok(0);
+                }
+                self.run_extended_test(&test.expr, io)
+            }
         }
     }
 
@@ -132,8 +137,19 @@ impl Shell {
             C::WhileClause(clause) => self.run_while(clause, io, true),
             C::UntilClause(clause) => self.run_while(clause, io, false),
             C::ForClause(clause) => self.run_for(clause, io),
-            C::CaseClause(clause) => self.run_case(clause, io),
-            C::Arithmetic(arith) => self.run_arith_command(&arith.expr.value, io),
+            C::CaseClause(clause) => {
+                if self.before_command(|| format!("case {} in ", clause.value), io)? {
+                    return Ok(0);
+                }
+                self.run_case(clause, io)
+            }
+            C::Arithmetic(arith) => {
+                let text = &arith.expr.value;
+                if self.before_command(|| format!("(( {text} ))"), io)? {
+                    return Ok(0);
+                }
+                self.run_arith_command(text, io)
+            }
             C::ArithmeticForClause(clause) => self.run_arith_for(clause, io),
             C::Coprocess(_) => {
                 self.report(io, "coproc: not supported in this sandbox");
@@ -151,12 +167,13 @@ impl Shell {
         if let Err(err) = self.enter() {
             return Err(self.fail(io, &err));
         }
-        let mut child = self.clone();
+        let mut child = self.subshell();
         let status = match child.run_list(list, io) {
             Ok(status) => status,
             Err(Unwind::Exit(status) | Unwind::Abort(status) | Unwind::Return(status)) => status,
             Err(Unwind::Break(_) | Unwind::Continue(_)) => child.status,
         };
+        let status = child.finish_subshell(status, io);
         self.depth -= 1;
         Ok(status)
     }
@@ -237,8 +254,29 @@ impl Shell {
             None => self.positional.clone(),
         };
         let mut status = 0;
+        let name = &clause.variable_name;
+        let text = || match &clause.values {
+            Some(words) => {
+                let words: Vec<&str> = words.iter().map(|w| w.value.as_str()).collect();
+                format!("for {name} in {}", words.join(" "))
+            }
+            None => format!("for {name}"),
+        };
         for value in values {
-            if let Err(err) = self.vars.set(&clause.variable_name, value) {
+            self.location.line = clause.loc.start.line;
+            if self.before_command(text, io)? {
+                continue;
+            }
+            if self.opts.xtrace {
+                self.xtrace(&text(), io);
+            }
+            // A nameref loop variable is pointed at each word in turn.
+            if self.vars.get_raw(name).is_some_and(|v| v.nameref) {
+                if let Err(msg) = self.vars.set_nameref(name, Some(&value)) {
+                    self.report(io, &msg);
+                    return Ok(1);
+                }
+            } else if let Err(err) = self.vars.set(name, value) {
                 return Err(self.fail(io, &err));
             }
             if let LoopStep::Stop = self.loop_body(&clause.body.list, io, &mut status)? {
@@ -254,12 +292,12 @@ impl Shell {
         io: &Io,
     ) -> Result<i32, Unwind> {
         if let Some(init) = &clause.initializer {
-            self.eval_arith_text(&init.value, io)?;
+            self.traced_arith(&init.value, io)?;
         }
         let mut status = 0;
         loop {
             if let Some(cond) = &clause.condition
-                && self.eval_arith_text(&cond.value, io)? == 0
+                && self.traced_arith(&cond.value, io)? == 0
             {
                 break;
             }
@@ -267,14 +305,21 @@ impl Shell {
                 break;
             }
             if let Some(update) = &clause.updater {
-                self.eval_arith_text(&update.value, io)?;
+                self.traced_arith(&update.value, io)?;
             }
         }
         Ok(status)
     }
 
+    /// One part of `for (( ; ; ))`, traced as `(( part ))`.
+    fn traced_arith(&mut self, text: &str, io: &Io) -> Result<i64, Unwind> {
+        self.xtrace(&format!("(( {} ))", text.trim()), io);
+        self.eval_arith_text(text, io)
+    }
+
     /// `(( expr ))`: status 0 when the value is non-zero.
     fn run_arith_command(&mut self, text: &str, io: &Io) -> Result<i32, Unwind> {
+        self.xtrace(&format!("(( {text} ))"), io);
         let value = self.eval_arith_text(text, io)?;
         Ok(i32::from(value == 0))
     }
@@ -292,6 +337,10 @@ impl Shell {
             Ok(s) => s,
             Err(err) => return Err(self.fail(io, &err)),
         };
+        self.xtrace(
+            &format!("case {} in", crate::utils::quoting::trace_quote(&subject)),
+            io,
+        );
         let mut status = 0;
         let mut fall_through = false;
         for item in &clause.cases {

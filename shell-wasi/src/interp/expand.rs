@@ -28,8 +28,10 @@ pub(crate) enum Part {
         quoted: bool,
         split: bool,
     },
-    /// The boundary between two elements of `"$@"` or `"${a[@]}"`.
-    Break,
+    /// The boundary between two elements of `"$@"` or `"${a[@]}"`, and
+    /// what joins them where no splitting happens (a space, or for `$*`
+    /// the first character of `IFS`).
+    Break(String),
 }
 
 impl Part {
@@ -71,6 +73,23 @@ impl Shell {
             }
         }
         Ok(out)
+    }
+
+    /// `compgen -W` text: expanded, then split at `IFS` characters, not
+    /// globbed.
+    pub(crate) fn split_word_list(
+        &mut self,
+        text: &str,
+        io: &Io,
+    ) -> Result<Vec<String>, ShellError> {
+        let parts = self.word_parts(text, io)?;
+        let joined = join_parts(&parts);
+        let ifs = self.ifs();
+        Ok(joined
+            .split(|c| ifs.contains(c))
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect())
     }
 
     /// Expansion to one string without splitting or globbing (assignment
@@ -126,12 +145,29 @@ impl Shell {
         quoted: bool,
         io: &Io,
     ) -> Result<Vec<Part>, ShellError> {
+        // Inside double quotes a leading `~` is not expanded.
+        let escaped;
+        let text = if quoted && text.starts_with('~') {
+            escaped = format!("\\{text}");
+            &escaped
+        } else {
+            text
+        };
         let mut parts = self.word_parts(text, io)?;
-        if quoted {
-            for part in &mut parts {
-                if let Part::Text { quoted, split, .. } = part {
-                    *quoted = true;
+        for part in &mut parts {
+            if let Part::Text {
+                quoted: part_quoted,
+                split,
+                ..
+            } = part
+            {
+                if quoted {
+                    *part_quoted = true;
                     *split = false;
+                } else {
+                    // The result of an unquoted expansion is split, its
+                    // literal text included (`${x:-a b}` is two words).
+                    *split = !*part_quoted;
                 }
             }
         }
@@ -219,16 +255,32 @@ impl Shell {
     }
 
     fn tilde(&self, tilde: &word::TildeExpr) -> String {
-        let var = |name: &str| self.vars.scalar(name).unwrap_or_default().to_string();
+        self.tilde_value(tilde)
+            .unwrap_or_else(|| format!("~{}", tilde_text(tilde)))
+    }
+
+    /// What a tilde prefix names, or `None` to leave it as written.
+    fn tilde_value(&self, tilde: &word::TildeExpr) -> Option<String> {
+        let var = |name: &str| self.vars.scalar(name).map(str::to_string);
+        // `dirs` order: the working folder, then the stack, newest first.
+        let stack = || {
+            let mut dirs = vec![self.cwd.clone()];
+            dirs.extend(self.dir_stack.iter().rev().cloned());
+            dirs
+        };
         match tilde {
-            word::TildeExpr::Home => var("HOME"),
+            word::TildeExpr::Home => Some(var("HOME").unwrap_or_default()),
             word::TildeExpr::UserHome(user) if Some(user.as_str()) == self.vars.scalar("USER") => {
                 var("HOME")
             }
-            word::TildeExpr::UserHome(user) => format!("~{user}"),
-            word::TildeExpr::WorkingDir => self.cwd.clone(),
+            word::TildeExpr::UserHome(user) if user == "root" => Some("/root".to_string()),
+            word::TildeExpr::UserHome(_) => None,
+            word::TildeExpr::WorkingDir => Some(self.cwd.clone()),
             word::TildeExpr::OldWorkingDir => var("OLDPWD"),
-            _ => "~".to_string(),
+            word::TildeExpr::NthDirFromTopOfDirStack { n, .. } => stack().get(*n).cloned(),
+            word::TildeExpr::NthDirFromBottomOfDirStack { n } => {
+                stack().iter().rev().nth(*n).cloned()
+            }
         }
     }
 
@@ -243,12 +295,13 @@ impl Shell {
             return self.file_substitution(file, io);
         }
         self.enter()?;
-        let mut child = self.clone();
+        let mut child = self.subshell();
         // bash does not carry `set -e` into `$( )` (without
         // `shopt -s inherit_errexit`).
         child.opts.errexit = false;
         child.location.base += self.location.line.saturating_sub(1);
         child.location.line = 1;
+        child.trace_level += 1;
         let out = Sink::memory();
         let sub_io = Io {
             stdin: io.stdin.clone(),
@@ -260,21 +313,19 @@ impl Shell {
             Err(Unwind::Exit(s) | Unwind::Abort(s) | Unwind::Return(s)) => s,
             Err(Unwind::Break(_) | Unwind::Continue(_)) => child.status,
         };
+        let status = child.finish_subshell(status, &sub_io);
         self.depth -= 1;
         self.status = status;
         self.subst_status = Some(status);
-        let mut bytes = out.borrow_mut().take();
-        while bytes.last() == Some(&b'\n') {
-            bytes.pop();
-        }
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
+        let bytes = out.borrow_mut().take();
+        Ok(self.substitution_text(bytes, io))
     }
 
     /// `$(<file)`: the file's contents, like `$(cat file)` without cat.
     fn file_substitution(&mut self, word: &str, io: &Io) -> Result<String, ShellError> {
         let parts = self.word_parts(word, io)?;
         let name = join_parts(&parts);
-        let (status, mut bytes) = match std::fs::read(self.resolve(&name)) {
+        let (status, bytes) = match std::fs::read(self.resolve(&name)) {
             Ok(bytes) => (0, bytes),
             Err(err) => {
                 self.report(io, &format!("{name}: {}", crate::errors::strerror(&err)));
@@ -283,10 +334,23 @@ impl Shell {
         };
         self.status = status;
         self.subst_status = Some(status);
+        Ok(self.substitution_text(bytes, io))
+    }
+
+    /// The text a substitution's output becomes: trailing newlines and
+    /// NUL bytes dropped (bash warns about the latter).
+    fn substitution_text(&self, mut bytes: Vec<u8>, io: &Io) -> String {
         while bytes.last() == Some(&b'\n') {
             bytes.pop();
         }
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
+        if bytes.contains(&0) {
+            self.report(
+                io,
+                "warning: command substitution: ignored null byte in input",
+            );
+            bytes.retain(|b| *b != 0);
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
     }
 
     /// `$IFS`, defaulting to space, tab, newline when unset.
@@ -300,9 +364,10 @@ impl Shell {
     /// as written (bash without `nullglob`).
     fn glob_field(&self, field: Field, out: &mut Vec<String>) -> Result<(), ShellError> {
         let literal: String = field.iter().map(|(t, _)| t.as_str()).collect();
-        let has_glob = field
-            .iter()
-            .any(|(t, quoted)| !quoted && t.contains(['*', '?', '[']));
+        let has_glob = field.iter().any(|(t, quoted)| {
+            !quoted
+                && (t.contains(['*', '?', '[']) || ["@(", "!(", "+("].iter().any(|x| t.contains(x)))
+        });
         if !has_glob || self.opts.noglob {
             out.push(literal);
             return Ok(());
@@ -327,21 +392,59 @@ impl Shell {
     }
 }
 
+/// A tilde prefix as written, without the `~`.
+fn tilde_text(tilde: &word::TildeExpr) -> String {
+    match tilde {
+        word::TildeExpr::Home => String::new(),
+        word::TildeExpr::UserHome(user) => user.clone(),
+        word::TildeExpr::WorkingDir => "+".to_string(),
+        word::TildeExpr::OldWorkingDir => "-".to_string(),
+        word::TildeExpr::NthDirFromTopOfDirStack { n, plus_used } => {
+            format!("{}{n}", if *plus_used { "+" } else { "" })
+        }
+        word::TildeExpr::NthDirFromBottomOfDirStack { n } => format!("-{n}"),
+    }
+}
+
 /// True if the pieces contain `$@` or `${a[@]}`, whose empty expansion
 /// inside quotes yields no word at all.
 fn has_all_elements(pieces: &[WordPieceWithSource]) -> bool {
-    use word::{Parameter, ParameterExpr, SpecialParameter};
+    use word::{Parameter, SpecialParameter};
     pieces.iter().any(|p| match &p.piece {
-        WordPiece::ParameterExpansion(ParameterExpr::Parameter { parameter, .. }) => matches!(
-            parameter,
-            Parameter::Special(SpecialParameter::AllPositionalParameters { concatenate: false })
-                | Parameter::NamedWithAllIndices {
+        WordPiece::ParameterExpansion(expr) => matches!(
+            list_parameter(expr),
+            Some(
+                Parameter::Special(SpecialParameter::AllPositionalParameters {
+                    concatenate: false
+                }) | Parameter::NamedWithAllIndices {
                     concatenate: false,
                     ..
                 }
+            )
         ),
         _ => false,
     })
+}
+
+/// The parameter of an expansion that maps a list element by element
+/// (`${a[@]}`, `${a[@]:1}`, `${a[@]#x}`, `${a[@]/x/y}`, `${a[@]^^}`).
+fn list_parameter(expr: &word::ParameterExpr) -> Option<&word::Parameter> {
+    use word::ParameterExpr as E;
+    match expr {
+        E::Parameter { parameter, .. }
+        | E::RemoveSmallestSuffixPattern { parameter, .. }
+        | E::RemoveLargestSuffixPattern { parameter, .. }
+        | E::RemoveSmallestPrefixPattern { parameter, .. }
+        | E::RemoveLargestPrefixPattern { parameter, .. }
+        | E::Substring { parameter, .. }
+        | E::Transform { parameter, .. }
+        | E::UppercaseFirstChar { parameter, .. }
+        | E::UppercasePattern { parameter, .. }
+        | E::LowercaseFirstChar { parameter, .. }
+        | E::LowercasePattern { parameter, .. }
+        | E::ReplaceSubstring { parameter, .. } => Some(parameter),
+        _ => None,
+    }
 }
 
 /// `$( )` text of a backquoted substitution: `\$`, `` \` `` and `\\`
@@ -395,7 +498,7 @@ pub(crate) fn join_parts(parts: &[Part]) -> String {
     for part in parts {
         match part {
             Part::Text { text, .. } => out.push_str(text),
-            Part::Break => out.push(' '),
+            Part::Break(join) => out.push_str(join),
         }
     }
     out
@@ -413,7 +516,7 @@ pub(crate) fn split_fields(parts: Vec<Part>, ifs: &str) -> Vec<Field> {
     };
     for part in parts {
         match part {
-            Part::Break => splitter.finish(),
+            Part::Break(_) => splitter.finish(),
             Part::Text {
                 text,
                 quoted,

@@ -4,7 +4,7 @@
 /// Escapes `text` so that it matches only itself inside a pattern.
 pub(crate) fn escape_into(text: &str, pattern: &mut String) {
     for c in text.chars() {
-        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\' | '(' | ')' | '|') {
             pattern.push('\\');
         }
         pattern.push(c);
@@ -15,6 +15,11 @@ pub(crate) fn escape_into(text: &str, pattern: &mut String) {
 pub(crate) fn pattern_matches(pattern: &str, text: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();
     let t: Vec<char> = text.chars().collect();
+    if super::extglob::has_extglob(&p)
+        && let Some(matched) = super::extglob::matches(&p, &t)
+    {
+        return matched;
+    }
     match_from(&p, &t)
 }
 
@@ -74,7 +79,7 @@ fn match_one(p: &[char], pi: usize, c: char, ch: char) -> Option<usize> {
 
 /// Matches a bracket expression starting after `[`. Returns whether it
 /// matched and how many characters it spans including the closing `]`.
-fn bracket(p: &[char], start: usize, ch: char) -> Option<(bool, usize)> {
+pub(super) fn bracket(p: &[char], start: usize, ch: char) -> Option<(bool, usize)> {
     let mut i = start;
     let negate = matches!(p.get(i), Some('!' | '^'));
     if negate {
@@ -143,7 +148,8 @@ fn has_magic(component: &str) -> bool {
             return true;
         }
     }
-    false
+    let chars: Vec<char> = component.chars().collect();
+    super::extglob::has_extglob(&chars)
 }
 
 /// Removes pattern escapes from a literal component.

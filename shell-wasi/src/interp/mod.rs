@@ -12,18 +12,27 @@
 //! `redirect` builds a command's descriptors, `expand`/`param`/`arith`/`glob`
 //! turn words into fields.
 
+mod alias;
 mod arith;
+mod assign;
+mod callstack;
 mod cond;
 mod exec;
 mod expand;
+mod extglob;
 mod glob;
 mod param;
 mod pipeline;
 mod procsub;
+mod prompt;
 mod redirect;
 pub(crate) mod script;
 mod simple;
+mod transform;
+mod trap;
 pub(crate) mod vars;
+mod wellknown;
+mod xtrace;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -37,7 +46,14 @@ use crate::streams::Io;
 use vars::Vars;
 
 pub(crate) use arith::parse_number;
+pub(crate) use callstack::Function;
+pub(crate) use glob::escape_into as escape_glob;
 pub(crate) use glob::pattern_matches;
+
+/// The paths a glob pattern matches from the shell's folder, sorted.
+pub(crate) fn expand_glob(shell: &Shell, pattern: &str) -> Vec<String> {
+    glob::expand_path(&shell.cwd, pattern, shell.opts.dotglob)
+}
 
 /// Deepest nesting of function calls, subshells, substitutions and
 /// scripts. Each level costs interpreter stack, and the wasm stack is
@@ -65,13 +81,19 @@ pub(crate) struct Options {
     pub(crate) noglob: bool,
     /// `set -E`: functions and subshells inherit the ERR trap.
     pub(crate) errtrace: bool,
+    /// `set -T`: functions and subshells inherit DEBUG and RETURN.
+    pub(crate) functrace: bool,
 }
 
 /// The state of one (sub)shell.
 #[derive(Clone)]
 pub struct Shell {
     pub(crate) vars: Vars,
-    pub(crate) funcs: HashMap<String, Rc<ast::FunctionDefinition>>,
+    pub(crate) funcs: HashMap<String, Rc<Function>>,
+    /// Function calls and sourced files running, innermost last.
+    pub(crate) frames: Vec<callstack::Frame>,
+    /// The positional parameters below the first frame (`BASH_ARGV`).
+    pub(crate) main_args: Vec<String>,
     /// Absolute, logical working folder (what `pwd` prints).
     pub(crate) cwd: String,
     /// `$?`.
@@ -107,6 +129,21 @@ pub struct Shell {
     pub(crate) err_trap: Option<String>,
     /// Set while the ERR trap runs, so its own failures do not re-trigger it.
     pub(crate) in_err_trap: bool,
+    /// The EXIT trap came from the parent shell: `trap -p` shows it, but
+    /// this subshell does not run it.
+    pub(crate) exit_trap_inherited: bool,
+    /// The ERR trap came from the parent shell without `set -E`: shown,
+    /// not run.
+    pub(crate) err_trap_inherited: bool,
+    /// `trap '...' DEBUG`: run before each command.
+    pub(crate) debug_trap: Option<String>,
+    /// `trap '...' RETURN`: run when a function or sourced file ends.
+    pub(crate) return_trap: Option<String>,
+    /// Whether DEBUG runs here (not in functions and subshells without
+    /// `set -T`).
+    pub(crate) debug_enabled: bool,
+    /// Traps running now: they do not trigger DEBUG or RETURN themselves.
+    pub(crate) in_trap: u32,
     /// `pushd`'s saved folders, oldest first.
     pub(crate) dir_stack: Vec<String>,
     /// Process substitutions so far, for their files' names.
@@ -116,6 +153,24 @@ pub struct Shell {
     /// `getopts`' place inside a group of options (`-abc`): the `OPTIND`
     /// it was at and the next character's index.
     pub(crate) getopts_pos: (usize, usize),
+    /// Which arguments of the running declaration builtin were written as
+    /// compound assignments `x=(...)` (see `simple::expand_declaration`).
+    pub(crate) compound_args: Vec<usize>,
+    /// How many `eval`, `source`, trap and `$( )` levels deep this is
+    /// (the `+` count of `set -x`), from 1.
+    pub(crate) trace_level: usize,
+    /// `$BASH_SUBSHELL`: how many subshells deep this shell is.
+    pub(crate) subshell_level: u32,
+    /// Per running function, the options `local -` saved.
+    pub(crate) local_opts: Vec<Option<Options>>,
+    /// `hash`: where programs were found.
+    pub(crate) hashed: std::collections::BTreeMap<String, crate::builtins::hash::Hashed>,
+    /// `alias name=value`.
+    pub(crate) aliases: std::collections::BTreeMap<String, String>,
+    /// Aliases whose expansion is running (not expanded again inside).
+    pub(crate) expanding_aliases: Vec<String>,
+    /// The `shopt` options that are on, except the glob ones in `opts`.
+    pub(crate) shopts: std::collections::BTreeSet<String>,
 }
 
 /// The "NAME: line N" part of bash's error messages.
@@ -146,6 +201,7 @@ impl Shell {
         if vars.scalar("IFS").is_none() {
             let _ = vars.set("IFS", " \t\n".to_string());
         }
+        wellknown::init(&mut vars, &arg0);
         let location = Location {
             name: arg0.clone(),
             line: 1,
@@ -154,6 +210,8 @@ impl Shell {
         Self {
             vars,
             funcs: HashMap::new(),
+            frames: Vec::new(),
+            main_args: Vec::new(),
             cwd,
             status: 0,
             positional: args,
@@ -171,16 +229,37 @@ impl Shell {
             exit_trap: None,
             err_trap: None,
             in_err_trap: false,
+            exit_trap_inherited: false,
+            err_trap_inherited: false,
+            debug_trap: None,
+            return_trap: None,
+            debug_enabled: true,
+            in_trap: 0,
             getopts_pos: (1, 1),
             started: std::time::Instant::now(),
             psub_count: 0,
             dir_stack: Vec::new(),
+            compound_args: Vec::new(),
+            trace_level: 1,
+            subshell_level: 0,
+            local_opts: Vec::new(),
+            hashed: std::collections::BTreeMap::new(),
+            aliases: std::collections::BTreeMap::new(),
+            expanding_aliases: Vec::new(),
+            shopts: crate::builtins::shopt::DEFAULT_ON
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
         }
     }
 
     /// Runs `-c` text (or a script) to the end, then its EXIT trap, and
     /// returns the exit status.
     pub(crate) fn run_toplevel(&mut self, text: &str, io: &Io) -> i32 {
+        self.publish_stack();
+        if !self.is_script {
+            let _ = self.vars.set("BASH_EXECUTION_STRING", text.to_string());
+        }
         let status = self.run_lines(text, io);
         let Some(trap) = self.exit_trap.take() else {
             return status;
@@ -232,6 +311,11 @@ impl Shell {
         Ok(status)
     }
 
+    /// Whether `shopt NAME` is on (options kept outside `opts`).
+    pub(crate) fn shopt_on(&self, name: &str) -> bool {
+        self.shopts.contains(name)
+    }
+
     pub(crate) fn sourcing(&self) -> bool {
         self.sourcing > 0
     }
@@ -247,6 +331,7 @@ impl Shell {
             "pipefail" => self.opts.pipefail = on,
             "f" | "noglob" => self.opts.noglob = on,
             "E" | "errtrace" => self.opts.errtrace = on,
+            "T" | "functrace" => self.opts.functrace = on,
             // Accepted and without effect here.
             "h" | "B" | "H" | "v" | "verbose" | "posix" | "noclobber" | "C" | "m" | "monitor"
             | "hashall" | "braceexpand" | "histexpand" | "a" | "allexport" => {}
@@ -392,7 +477,10 @@ pub(crate) fn parse_program(text: &str) -> Result<ast::Program, SyntaxError> {
 
 pub(crate) fn parser_options() -> brush_parser::ParserOptions {
     brush_parser::ParserOptions {
-        enable_extended_globbing: false,
+        // bash parses `@(a|b)` only after `shopt -s extglob`, which runs
+        // after this text is parsed; accepting it always is the useful
+        // side of that difference.
+        enable_extended_globbing: true,
         ..Default::default()
     }
 }

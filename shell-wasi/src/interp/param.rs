@@ -14,7 +14,7 @@ use crate::streams::Io;
 
 /// The value of a parameter before any operator applies.
 #[derive(Debug, Clone)]
-enum ParamValue {
+pub(super) enum ParamValue {
     Unset,
     Scalar(String),
     /// `$@`, `$*`, `${a[@]}`, `${a[*]}`; `joined` is the `*` form.
@@ -38,7 +38,7 @@ impl ParamValue {
     }
 
     /// Applies `f` to the value or to each element.
-    fn map(self, f: impl Fn(&str) -> String) -> Self {
+    pub(super) fn map(self, f: impl Fn(&str) -> String) -> Self {
         match self {
             Self::Unset => Self::Unset,
             Self::Scalar(s) => Self::Scalar(f(&s)),
@@ -138,7 +138,12 @@ impl Shell {
                 parameter,
                 indirect,
             } => {
+                // bash looks a subscripted nameref up by its literal
+                // name here, which no variable has.
+                let by_name =
+                    matches!(parameter, Parameter::Named(n) if self.vars.refers_to_element(n));
                 let len = match self.param_value(parameter, *indirect)? {
+                    _ if by_name => 0,
                     ParamValue::Unset => 0,
                     ParamValue::Scalar(s) => s.chars().count(),
                     ParamValue::List { items, .. } => items.len(),
@@ -249,6 +254,10 @@ impl Shell {
                 indirect,
                 op,
             } => {
+                if let Some(value) = self.transform_with_vars(parameter, *indirect, op, io)? {
+                    self.push_value(value, quoted, out);
+                    return Ok(());
+                }
                 let value = self.param_value(parameter, *indirect)?;
                 transform(value, op).ok_or_else(|| {
                     ShellError::BadSubstitution(format!("${{{}@}}", param_name(parameter)))
@@ -275,8 +284,8 @@ impl Shell {
             } => {
                 let keys = self
                     .vars
-                    .get(variable_name)
-                    .map(|v| v.value.keys())
+                    .value(variable_name)
+                    .map(Value::keys)
                     .unwrap_or_default();
                 ParamValue::List {
                     items: keys,
@@ -304,10 +313,19 @@ impl Shell {
                     .unwrap_or_default();
                 out.push(Part::quoted(items.join(&sep)));
             }
-            ParamValue::List { items, .. } => {
+            ParamValue::List { items, joined } => {
+                let join = if joined {
+                    self.ifs()
+                        .chars()
+                        .next()
+                        .map(String::from)
+                        .unwrap_or_default()
+                } else {
+                    " ".to_string()
+                };
                 for (i, item) in items.into_iter().enumerate() {
                     if i > 0 {
-                        out.push(Part::Break);
+                        out.push(Part::Break(join.clone()));
                     }
                     out.push(Part::expanded(item, quoted));
                 }
@@ -315,7 +333,11 @@ impl Shell {
         }
     }
 
-    fn param_value(&self, parameter: &Parameter, indirect: bool) -> Result<ParamValue, ShellError> {
+    pub(super) fn param_value(
+        &self,
+        parameter: &Parameter,
+        indirect: bool,
+    ) -> Result<ParamValue, ShellError> {
         self.param_value_with(parameter, indirect, self.opts.nounset)
     }
 
@@ -336,6 +358,19 @@ impl Shell {
         indirect: bool,
         nounset: bool,
     ) -> Result<ParamValue, ShellError> {
+        // `${!ref}` of a nameref is the name it refers to.
+        if indirect
+            && let Parameter::Named(name) = parameter
+            && let Some(var) = self
+                .vars
+                .get_raw(name)
+                .filter(|v| v.nameref && !v.valueless)
+        {
+            return Ok(var
+                .value
+                .as_scalar()
+                .map_or(ParamValue::Unset, |s| ParamValue::Scalar(s.to_string())));
+        }
         let value = self.direct_value(parameter, nounset)?;
         if !indirect {
             return Ok(value);
@@ -373,23 +408,13 @@ impl Shell {
                     .map_or(ParamValue::Unset, |s| ParamValue::Scalar(s.clone()))
             }
             Parameter::Special(special) => self.special_value(special),
-            Parameter::Named(name)
-                if self.vars.get(name).is_none() && self.dynamic(name).is_some() =>
-            {
-                ParamValue::Scalar(self.dynamic(name).unwrap_or_default())
-            }
-            Parameter::Named(name) => match self.vars.get(name).map(|v| &v.value) {
-                Some(value) => value
-                    .as_scalar()
-                    .map_or(ParamValue::Unset, |s| ParamValue::Scalar(s.to_string())),
-                None => ParamValue::Unset,
-            },
+            Parameter::Named(name) => self.named_value(name)?,
             Parameter::NamedWithIndex { name, index } => self.element_value(name, index)?,
             Parameter::NamedWithAllIndices { name, concatenate } => {
                 let items = self
                     .vars
-                    .get(name)
-                    .map(|v| v.value.elements())
+                    .value(name)
+                    .map(Value::elements)
                     .unwrap_or_default();
                 ParamValue::List {
                     items,
@@ -414,7 +439,7 @@ impl Shell {
             return Ok(value.map_or(ParamValue::Unset, ParamValue::Scalar));
         }
         let index = super::arith::eval_index(self, index)?;
-        let value = match self.vars.get(name).map(|v| &v.value) {
+        let value = match self.vars.value(name) {
             Some(Value::Indexed(map)) => {
                 let len = map.keys().next_back().map_or(0, |k| k + 1);
                 let key = if index < 0 {
@@ -430,9 +455,42 @@ impl Shell {
         Ok(value.map_or(ParamValue::Unset, ParamValue::Scalar))
     }
 
+    /// `$name`: a variable, through namerefs (to an element, `a[@]`,
+    /// or a variable bash computes).
+    fn named_value(&self, name: &str) -> Result<ParamValue, ShellError> {
+        let Some(target) = self.vars.try_resolve(name) else {
+            return Ok(ParamValue::Unset);
+        };
+        if let Some((base, sub)) = super::vars::split_subscript(&target) {
+            if sub == "@" || sub == "*" {
+                let items = self
+                    .vars
+                    .value(base)
+                    .map(Value::elements)
+                    .unwrap_or_default();
+                return Ok(ParamValue::Scalar(items.join(" ")));
+            }
+            return self.element_value(base, sub);
+        }
+        if self.vars.get_raw(&target).is_none()
+            && let Some(value) = self.dynamic(&target)
+        {
+            return Ok(ParamValue::Scalar(value));
+        }
+        Ok(match self.vars.value(&target) {
+            Some(value) => value
+                .as_scalar()
+                .map_or(ParamValue::Unset, |s| ParamValue::Scalar(s.to_string())),
+            None => ParamValue::Unset,
+        })
+    }
+
     /// Variables bash computes on each use, unless the script set them.
     fn dynamic(&self, name: &str) -> Option<String> {
         let now = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        if let Some(value) = self.computed_var(name) {
+            return Some(value);
+        }
         Some(match name {
             "LINENO" => (self.location.base + self.location.line).to_string(),
             "RANDOM" => (random_u64() % 32768).to_string(),
@@ -482,7 +540,14 @@ impl Shell {
         if self.opts.xtrace {
             flags.push('x');
         }
-        flags.push_str("Bc");
+        flags.push('B');
+        if self.opts.errtrace {
+            flags.push('E');
+        }
+        if self.opts.functrace {
+            flags.push('T');
+        }
+        flags.push('c');
         flags
     }
 }
@@ -490,7 +555,10 @@ impl Shell {
 fn is_missing(value: &ParamValue, test: &ParameterTestType) -> bool {
     match test {
         ParameterTestType::UnsetOrNull => value.is_null(),
-        ParameterTestType::Unset => value.is_unset(),
+        // An array without elements counts as unset: `${a[@]-d}`.
+        ParameterTestType::Unset => {
+            value.is_unset() || matches!(value, ParamValue::List { items, .. } if items.is_empty())
+        }
     }
 }
 

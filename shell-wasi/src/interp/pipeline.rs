@@ -93,6 +93,7 @@ impl Shell {
     /// A stage is a subshell: whatever it does, only its status returns.
     fn run_stage(&mut self, cmd: &ast::Command, io: &Io) -> i32 {
         let mut child = self.clone();
+        child.exit_trap_inherited = true;
         match child.run_command(cmd, io) {
             Ok(status) => status,
             Err(Unwind::Exit(s) | Unwind::Abort(s) | Unwind::Return(s)) => s,

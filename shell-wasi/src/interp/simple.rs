@@ -21,6 +21,9 @@ struct Parts<'a> {
     assignments: Vec<&'a ast::Assignment>,
     words: Vec<ast::Word>,
     redirects: Vec<&'a ast::IoRedirect>,
+    /// Which `words` were written as assignments after the command name
+    /// (`declare x=$y`), and whether as a compound `x=(...)`.
+    assignment_words: Vec<(usize, bool)>,
     /// `<(cmd)` / `>(cmd)` arguments: where in `words` their file name goes.
     substitutions: Vec<(
         usize,
@@ -62,9 +65,14 @@ fn split_items(cmd: &ast::SimpleCommand) -> Parts<'_> {
     }
     for item in cmd.suffix.iter().flat_map(|s| s.0.iter()) {
         match item {
-            // After the command name, `X=1` is an ordinary argument.
-            ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w)
-            | ast::CommandPrefixOrSuffixItem::Word(w) => {
+            // After the command name, `X=1` is an ordinary argument,
+            // except to the declaration builtins.
+            ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
+                let compound = matches!(a.value, ast::AssignmentValue::Array(_));
+                parts.assignment_words.push((parts.words.len(), compound));
+                parts.words.push(w.clone());
+            }
+            ast::CommandPrefixOrSuffixItem::Word(w) => {
                 parts.words.push(w.clone());
             }
             ast::CommandPrefixOrSuffixItem::IoRedirect(r) => parts.redirects.push(r),
@@ -96,6 +104,12 @@ impl Shell {
             self.location.line = line;
         }
         self.subst_status = None;
+        if let Some(result) = self.run_alias(cmd, io) {
+            return result;
+        }
+        if self.before_command(|| cmd.to_string(), io)? {
+            return Ok(0);
+        }
         let mut parts = split_items(cmd);
         let (mut pending, mut files) = (Vec::new(), Vec::new());
         for (at, kind, sub) in std::mem::take(&mut parts.substitutions) {
@@ -105,14 +119,27 @@ impl Shell {
             }
         }
         let result = self.run_simple_parts(&parts, io);
+        for warning in self.vars.take_warnings() {
+            self.report(io, &warning);
+        }
         self.finish_process_substitutions(pending, files, io)?;
         result
     }
 
     fn run_simple_parts(&mut self, parts: &Parts<'_>, io: &Io) -> Result<i32, Unwind> {
-        let argv = match self.expand_words(&parts.words, io) {
+        let declaration = is_declaration(parts);
+        let expanded = if declaration {
+            self.expand_declaration(parts, io)
+        } else {
+            self.expand_words(&parts.words, io)
+        };
+        let argv = match expanded {
             Ok(argv) => argv,
-            Err(err) => return Err(self.fail(io, &err)),
+            // A failed expansion in a declaration is a failed assignment.
+            Err(err) => match self.fail(io, &err) {
+                Unwind::Exit(127) if declaration => return Err(Unwind::Exit(1)),
+                other => return Err(other),
+            },
         };
         let cmd_io = match self.open_redirects(&parts.redirects, io)? {
             Ok(cmd_io) => cmd_io,
@@ -125,21 +152,57 @@ impl Shell {
                     self.trace_assignment(a, io);
                 }
             }
+            // An assignment-only command leaves `$_` empty.
+            self.set_last_argument(String::new());
             flush_redirected(&cmd_io, io);
             return Ok(self.subst_status.unwrap_or(0));
         }
         let saved = self.temporary_assignments(&parts.assignments, io)?;
-        self.trace(&argv, io);
+        self.xtrace_words(&argv, io);
+        self.xtrace_declared(&argv, io);
         let result = self.dispatch(&argv, &cmd_io);
+        self.compound_args.clear();
         for (name, var) in saved.into_iter().rev() {
             self.vars.restore(&name, var);
         }
-        // `$_`: the last argument of the previous simple command.
         if let Some(last) = argv.last() {
-            let _ = self.vars.set("_", last.clone());
+            self.set_last_argument(last.clone());
         }
         flush_redirected(&cmd_io, io);
         result
+    }
+
+    /// `$_`: the last argument of the previous simple command (no longer
+    /// exported once the shell sets it).
+    fn set_last_argument(&mut self, value: String) {
+        let _ = self.vars.set("_", value);
+        if let Some(var) = self.vars.attrs_mut("_") {
+            var.exported = false;
+        }
+    }
+
+    /// The words of `declare`, `local`, `export`, ... : an operand written
+    /// as an assignment is one field, neither split nor globbed, and a
+    /// compound `x=(...)` stays text for the builtin to parse (its kind
+    /// depends on the options).
+    fn expand_declaration(
+        &mut self,
+        parts: &Parts<'_>,
+        io: &Io,
+    ) -> Result<Vec<String>, crate::errors::ShellError> {
+        let mut argv = Vec::new();
+        self.compound_args.clear();
+        for (i, word) in parts.words.iter().enumerate() {
+            match parts.assignment_words.iter().find(|(at, _)| *at == i) {
+                Some((_, true)) => {
+                    self.compound_args.push(argv.len());
+                    argv.push(word.value.clone());
+                }
+                Some((_, false)) => argv.push(self.expand_string(word, io)?),
+                None => argv.extend(self.expand_words(std::slice::from_ref(word), io)?),
+            }
+        }
+        Ok(argv)
     }
 
     /// `X=1 cmd`: the variables are set and exported for this command only.
@@ -153,178 +216,12 @@ impl Shell {
             let name = assignment_name(a).to_string();
             saved.push((name.clone(), self.vars.get(&name).cloned()));
             self.assign(a, io)?;
+            if self.opts.xtrace {
+                self.trace_assignment(a, io);
+            }
             self.vars.mark_exported(&name);
         }
         Ok(saved)
-    }
-
-    /// `name=value`, `name+=value`, `name=(a b)`, `name[i]=value`.
-    pub(crate) fn assign(&mut self, a: &ast::Assignment, io: &Io) -> Result<(), Unwind> {
-        let result = match (&a.name, &a.value) {
-            (ast::AssignmentName::VariableName(name), ast::AssignmentValue::Scalar(w))
-                if self.vars.is_integer(name) =>
-            {
-                // `declare -i`: the value is arithmetic; `+=` adds.
-                self.expand_string(w, io).and_then(|text| {
-                    let n = self.arith_expand_eval(&text, io)?;
-                    let n = if a.append {
-                        let old = self.vars.scalar(name).unwrap_or("0");
-                        old.parse::<i64>().unwrap_or(0).wrapping_add(n)
-                    } else {
-                        n
-                    };
-                    self.vars.set(name, n.to_string())
-                })
-            }
-            (ast::AssignmentName::VariableName(name), ast::AssignmentValue::Scalar(w)) => {
-                self.expand_string(w, io).and_then(|value| {
-                    let value = if a.append {
-                        format!("{}{value}", self.vars.scalar(name).unwrap_or(""))
-                    } else {
-                        value
-                    };
-                    self.vars.set(name, value)
-                })
-            }
-            (ast::AssignmentName::VariableName(name), ast::AssignmentValue::Array(items)) => {
-                self.assign_array(name, items, a.append, io)
-            }
-            (
-                ast::AssignmentName::ArrayElementName(name, index),
-                ast::AssignmentValue::Scalar(w),
-            ) if self.vars.is_assoc(name) => self.assoc_key(index, io).and_then(|key| {
-                let value = self.expand_string(w, io)?;
-                let value = if a.append {
-                    format!("{}{value}", self.vars.get_key(name, &key).unwrap_or(""))
-                } else {
-                    value
-                };
-                self.vars.set_key(name, key, value)
-            }),
-            (
-                ast::AssignmentName::ArrayElementName(name, index),
-                ast::AssignmentValue::Scalar(w),
-            ) => self.arith_expand_eval(index, io).and_then(|i| {
-                // The subscript is full arithmetic (`a[i++]`, `a[${x[0]}]`);
-                // negative counts back from the end.
-                let value = self.expand_string(w, io)?;
-                let len = match self.vars.get(name).map(|v| &v.value) {
-                    Some(super::vars::Value::Indexed(m)) => {
-                        m.keys().next_back().map_or(0, |k| k + 1)
-                    }
-                    Some(_) => 1,
-                    None => 0,
-                };
-                let i = if i < 0 {
-                    i + i64::try_from(len).unwrap_or(0)
-                } else {
-                    i
-                };
-                let i = usize::try_from(i).map_err(|_| {
-                    crate::errors::ShellError::BadSubstitution(format!("{name}[{index}]"))
-                })?;
-                let value = if a.append {
-                    let old = match self.vars.get(name).map(|v| &v.value) {
-                        Some(super::vars::Value::Indexed(m)) => m.get(&i).cloned(),
-                        Some(super::vars::Value::Scalar(s)) if i == 0 => Some(s.clone()),
-                        _ => None,
-                    };
-                    format!("{}{value}", old.unwrap_or_default())
-                } else {
-                    value
-                };
-                self.vars.set_element(name, i, value)
-            }),
-            (ast::AssignmentName::ArrayElementName(name, _), ast::AssignmentValue::Array(_)) => {
-                Err(crate::errors::ShellError::BadSubstitution(name.clone()))
-            }
-        };
-        result.map_err(|err| self.fail(io, &err))
-    }
-
-    /// `m=([k]=v ...)` (or `+=`) for an associative array.
-    fn assign_assoc(
-        &mut self,
-        name: &str,
-        items: &[(Option<ast::Word>, ast::Word)],
-        append: bool,
-        io: &Io,
-    ) -> Result<(), crate::errors::ShellError> {
-        let mut pairs = Vec::new();
-        for (key, value) in items {
-            if let Some(k) = key {
-                pairs.push((
-                    self.assoc_key(&k.value, io)?,
-                    self.expand_string(value, io)?,
-                ));
-            }
-        }
-        if !append {
-            self.vars.set_value(
-                name,
-                super::vars::Value::Assoc(std::collections::BTreeMap::new()),
-            )?;
-        }
-        for (key, value) in pairs {
-            self.vars.set_key(name, key, value)?;
-        }
-        Ok(())
-    }
-
-    /// An associative array's subscript: expanded as a string, not
-    /// evaluated as arithmetic.
-    pub(crate) fn assoc_key(
-        &mut self,
-        index: &str,
-        io: &Io,
-    ) -> Result<String, crate::errors::ShellError> {
-        let parts = self.word_parts(index, io)?;
-        Ok(super::expand::join_parts(&parts))
-    }
-
-    fn assign_array(
-        &mut self,
-        name: &str,
-        items: &[(Option<ast::Word>, ast::Word)],
-        append: bool,
-        io: &Io,
-    ) -> Result<(), crate::errors::ShellError> {
-        use super::vars::Value;
-        if self.vars.is_assoc(name) {
-            return self.assign_assoc(name, items, append, io);
-        }
-        // Expand everything first: the words may read the array itself.
-        let mut elements: Vec<(Option<usize>, String)> = Vec::new();
-        for (key, value) in items {
-            match key {
-                Some(k) => {
-                    let i = super::arith::eval_index(self, &k.value)?;
-                    let i = usize::try_from(i).unwrap_or(0);
-                    elements.push((Some(i), self.expand_string(value, io)?));
-                }
-                None => {
-                    for field in self.expand_words(std::slice::from_ref(value), io)? {
-                        elements.push((None, field));
-                    }
-                }
-            }
-        }
-        let mut next = match (append, self.vars.get(name).map(|v| &v.value)) {
-            (true, Some(Value::Indexed(m))) => m.keys().next_back().map_or(0, |k| k + 1),
-            (true, Some(Value::Scalar(_))) => 1,
-            _ => {
-                self.vars
-                    .set_value(name, Value::Indexed(std::collections::BTreeMap::new()))?;
-                0
-            }
-        };
-        // `a+=(x)` adds in place: appending in a loop stays linear.
-        for (index, value) in elements {
-            next = index.unwrap_or(next);
-            self.vars.set_element(name, next, value)?;
-            next += 1;
-        }
-        Ok(())
     }
 
     /// `set -x` for an assignment: `+ name=value` as assigned.
@@ -334,18 +231,7 @@ impl Shell {
             && matches!(a.value, ast::AssignmentValue::Scalar(_))
         {
             let value = crate::utils::quoting::trace_quote(value);
-            io.err_line(&format!("+ {name}={value}"));
-        }
-    }
-
-    /// `set -x`: the expanded command on stderr.
-    fn trace(&self, argv: &[String], io: &Io) {
-        if self.opts.xtrace {
-            let words: Vec<String> = argv
-                .iter()
-                .map(|a| crate::utils::quoting::trace_quote(a))
-                .collect();
-            io.err_line(&format!("+ {}", words.join(" ")));
+            self.xtrace(&format!("{name}={value}"), io);
         }
     }
 
@@ -372,7 +258,16 @@ impl Shell {
             return self.run_path(argv, io);
         }
         match utils::find(&self.host, name) {
-            Some(util) => self.run_utility(util, argv, io),
+            Some(util) => {
+                self.hashed
+                    .entry(name.clone())
+                    .or_insert_with(|| crate::builtins::hash::Hashed {
+                        path: format!("/usr/bin/{name}"),
+                        hits: 0,
+                    })
+                    .hits += 1;
+                self.run_utility(util, argv, io)
+            }
             None => {
                 self.report(io, &format!("{name}: command not found"));
                 127
@@ -389,7 +284,7 @@ impl Shell {
 
     fn call_function(
         &mut self,
-        def: &Rc<ast::FunctionDefinition>,
+        func: &Rc<super::Function>,
         argv: &[String],
         io: &Io,
     ) -> Result<i32, Unwind> {
@@ -397,37 +292,56 @@ impl Shell {
             return Err(self.fail(io, &err));
         }
         let args = argv.get(1..).unwrap_or_default().to_vec();
+        let name = argv.first().cloned().unwrap_or_default();
+        self.push_frame(&name, &func.source, &args);
         let saved_args = std::mem::replace(&mut self.positional, args);
         let saved_location = self.location.clone();
-        if !self.is_script {
-            // bash names -c functions' errors "environment: line N".
-            self.location.name = "environment".to_string();
-        }
-        // `FUNCNAME`: the calling functions, innermost first.
-        let name = argv.first().cloned().unwrap_or_default();
-        let saved_funcname = self.vars.get("FUNCNAME").cloned();
-        let mut stack = saved_funcname
-            .as_ref()
-            .map(|v| v.value.elements())
-            .unwrap_or_default();
-        stack.insert(0, name);
-        let _ = self.vars.set_value(
-            "FUNCNAME",
-            super::vars::Value::Indexed(stack.into_iter().enumerate().collect()),
-        );
+        // Messages name the file the function came from (bash says
+        // "environment" for `-c` text).
+        self.location.name = func.source.clone();
+        self.location.base = func.base;
         self.vars.push_scope();
+        self.local_opts.push(None);
         self.functions += 1;
-        let result = self.run_function_body(&def.body, io);
+        let result = self.run_traced_body(func, io);
         self.functions -= 1;
+        if let Some(Some(opts)) = self.local_opts.pop() {
+            self.opts = opts;
+        }
         self.vars.pop_scope();
-        self.vars.restore("FUNCNAME", saved_funcname);
         self.location = saved_location;
+        self.pop_frame();
         self.positional = saved_args;
         self.depth -= 1;
         match result {
             Err(Unwind::Return(status)) => Ok(status),
             other => other,
         }
+    }
+
+    /// A function body with its traps: without `set -T` the DEBUG and
+    /// RETURN traps of the caller do not apply inside; a RETURN trap the
+    /// function sets does, as it returns.
+    fn run_traced_body(&mut self, func: &super::Function, io: &Io) -> Result<i32, Unwind> {
+        let traced = self.traces_functions();
+        let saved_debug = self.debug_enabled;
+        let return_before = self.return_trap.clone();
+        let result = if !traced {
+            self.debug_enabled = false;
+            self.run_function_body(&func.def.body, io)
+        } else {
+            let command = self.vars.scalar("BASH_COMMAND").unwrap_or("").to_string();
+            if self.debug_trap.is_some() && self.debug_trap(&command, io)? {
+                Ok(0)
+            } else {
+                self.run_function_body(&func.def.body, io)
+            }
+        };
+        if traced || self.return_trap != return_before {
+            self.run_return_trap(io)?;
+        }
+        self.debug_enabled = saved_debug;
+        result
     }
 
     fn run_function_body(&mut self, body: &ast::FunctionBody, io: &Io) -> Result<i32, Unwind> {
@@ -549,6 +463,18 @@ fn flush_redirected(cmd_io: &Io, io: &Io) {
     if !Rc::ptr_eq(&cmd_io.stderr, &io.stderr) {
         let _ = cmd_io.stderr.borrow_mut().flush();
     }
+}
+
+/// Whether the command is a declaration builtin, whose assignment-like
+/// operands expand as assignments do.
+fn is_declaration(parts: &Parts<'_>) -> bool {
+    !parts.assignment_words.is_empty()
+        && parts.words.first().is_some_and(|w| {
+            matches!(
+                w.value.as_str(),
+                "declare" | "typeset" | "local" | "export" | "readonly"
+            )
+        })
 }
 
 fn assignment_name(a: &ast::Assignment) -> &str {

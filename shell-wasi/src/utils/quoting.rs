@@ -58,6 +58,18 @@ pub(crate) fn trace_quote(word: &str) -> String {
     }
 }
 
+/// A value as `set` lists it: bare when safe, else single-quoted, or
+/// `$'...'` with control characters.
+pub(crate) fn set_quote(word: &str) -> String {
+    if word.chars().any(char::is_control) {
+        ansi_c_quote(word)
+    } else if word == "'" {
+        "\\'".to_string()
+    } else {
+        trace_quote(word)
+    }
+}
+
 /// printf `%q`: backslash-escapes shell metacharacters.
 pub(crate) fn shell_escape(word: &str) -> String {
     if word.is_empty() {
@@ -93,6 +105,41 @@ pub(crate) fn double_quote(text: &str) -> String {
         out.push(c);
     }
     out.push('"');
+    out
+}
+
+/// A value as `declare -p` shows it: double-quoted, or `$'...'` when it
+/// holds control characters (which double quotes would print raw).
+pub(crate) fn declare_quote(text: &str) -> String {
+    if text.chars().any(|c| c.is_control()) {
+        ansi_c_quote(text)
+    } else {
+        double_quote(text)
+    }
+}
+
+/// `$'...'` with bash's escapes for control characters.
+pub(crate) fn ansi_c_quote(text: &str) -> String {
+    let mut out = String::from("$'");
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{1b}' => out.push_str("\\E"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if c.is_control() && (c as u32) < 0x100 => {
+                out.push_str(&format!("\\{:03o}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
     out
 }
 

@@ -12,6 +12,15 @@ pub(crate) struct TestContext<'a> {
     pub(crate) host: &'a dyn Host,
     /// `-v NAME`.
     pub(crate) is_set: &'a dyn Fn(&str) -> bool,
+    /// `-R NAME`.
+    pub(crate) is_nameref: &'a dyn Fn(&str) -> bool,
+    /// `-o OPTION`.
+    pub(crate) option_on: &'a dyn Fn(&str) -> bool,
+}
+
+/// For programs, which know no shell variables or options.
+fn never(_: &str) -> bool {
+    false
 }
 
 pub(crate) fn test(p: &mut Process<'_>, argv: &[String]) -> i32 {
@@ -36,15 +45,10 @@ fn run(p: &Process<'_>, args: &[String]) -> i32 {
         cwd: p.cwd,
         host: p.host.as_ref(),
         is_set: &is_set,
+        is_nameref: &never,
+        option_on: &never,
     };
-    let expr = match brush_parser::test_command::parse(args) {
-        Ok(e) => e,
-        Err(_) => {
-            p.error(&parse_error_message(args));
-            return 2;
-        }
-    };
-    match eval(&expr, &ctx) {
+    match evaluate(args, &ctx) {
         Ok(true) => 0,
         Ok(false) => 1,
         Err(msg) => {
@@ -52,6 +56,12 @@ fn run(p: &Process<'_>, args: &[String]) -> i32 {
             2
         }
     }
+}
+
+/// Parses and evaluates test arguments; `Err` is bash's message.
+pub(crate) fn evaluate(args: &[String], ctx: &TestContext<'_>) -> Result<bool, String> {
+    let expr = brush_parser::test_command::parse(args).map_err(|_| parse_error_message(args))?;
+    eval(&expr, ctx)
 }
 
 /// bash's wording for malformed test expressions, by argument count.
@@ -82,10 +92,10 @@ pub(crate) fn unary(op: &UnaryPredicate, operand: &str, ctx: &TestContext<'_>) -
     match op {
         U::StringHasZeroLength => return operand.is_empty(),
         U::StringHasNonZeroLength => return !operand.is_empty(),
-        U::ShellVariableIsSetAndAssigned | U::ShellVariableIsSetAndNameRef => {
-            return (ctx.is_set)(operand);
-        }
-        U::FdIsOpenTerminal | U::ShellOptionEnabled => return false,
+        U::ShellVariableIsSetAndAssigned => return (ctx.is_set)(operand),
+        U::ShellVariableIsSetAndNameRef => return (ctx.is_nameref)(operand),
+        U::ShellOptionEnabled => return (ctx.option_on)(operand),
+        U::FdIsOpenTerminal => return false,
         _ => {}
     }
     if operand.is_empty() {

@@ -281,6 +281,11 @@ fn add_months(secs: i64, months: i64) -> i64 {
     timefmt::days_from_civil(year, month, 1) * 86_400 + i64::from(c.day - 1) * 86_400 + day_secs
 }
 
+/// The current time formatted by strftime(3) rules (prompt `\D{...}`).
+pub(crate) fn format_now(format: &str) -> String {
+    strftime(format, now())
+}
+
 /// C strftime in UTC, with GNU's `-`, `_`, `0`, `^` flags and widths.
 fn strftime(format: &str, t: Instant) -> String {
     let c = timefmt::civil_from_secs(t.secs);

@@ -13,7 +13,7 @@ use crate::utils::quoting::single_quote;
 use crate::utils::size::human;
 
 /// What `uname` and `hostname` report.
-const HOSTNAME: &str = "sandbox";
+pub(crate) const HOSTNAME: &str = "sandbox";
 const KERNEL: &str = "Linux";
 const RELEASE: &str = "6.1.0";
 const VERSION: &str = "#1 SMP PREEMPT_DYNAMIC";

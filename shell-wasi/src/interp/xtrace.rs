@@ -1,0 +1,61 @@
+//! `set -x` traces: `PS4` (its first character repeated once per level
+//! of `eval`, `source`, trap or `$( )`) and the command as it runs.
+
+use super::Shell;
+use crate::streams::Io;
+use crate::utils::quoting::trace_quote;
+
+impl Shell {
+    /// `+ `, `++ `, ... for the current level.
+    fn trace_prefix(&self) -> String {
+        let ps4 = self.vars.scalar("PS4").unwrap_or("+ ");
+        let mut chars = ps4.chars();
+        let Some(first) = chars.next() else {
+            return String::new();
+        };
+        let level = self.trace_level.clamp(1, super::MAX_NESTING);
+        let mut prefix: String = std::iter::repeat_n(first, level).collect();
+        prefix.push_str(chars.as_str());
+        prefix
+    }
+
+    /// Prints one trace line when `set -x` is on.
+    pub(crate) fn xtrace(&self, text: &str, io: &Io) {
+        if self.opts.xtrace {
+            io.err_line(&format!("{}{text}", self.trace_prefix()));
+        }
+    }
+
+    /// A command's words, quoted where needed.
+    pub(crate) fn xtrace_words(&self, words: &[String], io: &Io) {
+        if self.opts.xtrace {
+            let words: Vec<String> = words.iter().map(|w| trace_quote(w)).collect();
+            self.xtrace(&words.join(" "), io);
+        }
+    }
+
+    /// `export a=1` and `readonly a=1` also trace each assignment.
+    pub(crate) fn xtrace_declared(&self, argv: &[String], io: &Io) {
+        if !self.opts.xtrace {
+            return;
+        }
+        let command = argv
+            .iter()
+            .position(|w| w != "command" && w != "builtin")
+            .and_then(|i| argv.get(i..))
+            .unwrap_or_default();
+        let Some((name, args)) = command.split_first() else {
+            return;
+        };
+        if name != "export" && name != "readonly" {
+            return;
+        }
+        for arg in args {
+            if let Some((var, value)) = arg.split_once('=')
+                && super::vars::is_name(var.trim_end_matches('+'))
+            {
+                self.xtrace(&format!("{var}={}", trace_quote(value)), io);
+            }
+        }
+    }
+}
