@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use ephemeral_runtime::Limits;
 use serde_json::json;
 use tokio::sync::watch;
+use tracing::Instrument;
 
 use crate::agent::budget::Prices;
 use crate::agent::scripted::Script;
@@ -41,11 +42,14 @@ pub fn spawn(edge: Arc<Edge>, record: RunRecord, spec: RunSpec, files: Vec<(Stri
     let cancel = edge.register_run(&record.id);
     // Live before the response goes out, so a reader never misses the start.
     let live = edge.hub.open(&record.id);
-    tokio::spawn(async move {
+    // Every log line of the run carries its id.
+    let span = tracing::info_span!("run", run_id = %record.id);
+    let task = async move {
         let id = record.id.clone();
         drive(&edge, record, spec, files, cancel, live).await;
         edge.forget_run(&id);
-    });
+    };
+    tokio::spawn(task.instrument(span));
 }
 
 async fn drive(
