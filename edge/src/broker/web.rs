@@ -56,9 +56,21 @@ impl Broker {
 
 /// Follows up to `MAX_REDIRECTS` redirects, checking each hop.
 async fn fetch(url: &str) -> Result<(u16, String), String> {
+    fetch_checked(url, |url| Box::pin(checked_address(url))).await
+}
+
+type Check = for<'a> fn(
+    &'a reqwest::Url,
+) -> std::pin::Pin<
+    Box<dyn Future<Output = Result<SocketAddr, String>> + Send + 'a>,
+>;
+
+/// `fetch` with the address check as a parameter, so a test can let its
+/// own first hop through and see that redirects are checked again.
+async fn fetch_checked(url: &str, check: Check) -> Result<(u16, String), String> {
     let mut url = reqwest::Url::parse(url).map_err(|e| format!("not a URL: {e}"))?;
     for _ in 0..=MAX_REDIRECTS {
-        let addr = checked_address(&url).await?;
+        let addr = check(&url).await?;
         let host = url.host_str().unwrap_or_default().to_string();
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -142,7 +154,55 @@ async fn read_capped(response: reqwest::Response) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::checked_address;
+    use super::*;
+
+    /// Lets a test server's own port through, checks everything else.
+    fn first_hop_allowed(
+        url: &reqwest::Url,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<SocketAddr, String>> + Send + '_>> {
+        Box::pin(async move {
+            let port = TEST_PORT.load(std::sync::atomic::Ordering::SeqCst);
+            if url.host_str() == Some("127.0.0.1") && url.port() == Some(port) {
+                return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+            }
+            checked_address(url).await
+        })
+    }
+
+    static TEST_PORT: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+
+    #[tokio::test]
+    async fn a_redirect_to_a_private_address_is_refused() {
+        let app = axum::Router::new()
+            .route(
+                "/to-metadata",
+                axum::routing::get(|| async {
+                    axum::response::Redirect::temporary("http://169.254.169.254/latest/meta-data/")
+                }),
+            )
+            .route(
+                "/to-loopback",
+                axum::routing::get(|| async {
+                    axum::response::Redirect::temporary("http://127.0.0.1:1/admin")
+                }),
+            )
+            .route("/page", axum::routing::get(|| async { "plain text" }));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        TEST_PORT.store(port, std::sync::atomic::Ordering::SeqCst);
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let base = format!("http://127.0.0.1:{port}");
+        let ok = fetch_checked(&format!("{base}/page"), first_hop_allowed)
+            .await
+            .unwrap();
+        assert_eq!(ok, (200, "plain text".to_string()));
+        for hop in ["/to-metadata", "/to-loopback"] {
+            let err = fetch_checked(&format!("{base}{hop}"), first_hop_allowed)
+                .await
+                .unwrap_err();
+            assert!(err.contains("refused"), "{hop}: {err}");
+        }
+    }
 
     #[tokio::test]
     async fn private_targets_are_refused_after_resolution() {
