@@ -192,3 +192,21 @@ fn a_closed_stdout_is_not_a_crash() {
         assert_ne!(status.code(), Some(101), "{args:?}");
     }
 }
+
+#[test]
+fn doctor_reports_each_layer_in_plain_words() {
+    let out = ephemeral(&["doctor"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    for layer in [
+        "kvm",
+        "namespaces",
+        "seccomp",
+        "cgroups",
+        "landlock",
+        "guest",
+        "isolation this build uses: wasm",
+    ] {
+        assert!(stdout.contains(layer), "{layer} missing in:\n{stdout}");
+    }
+}

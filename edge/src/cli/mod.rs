@@ -2,6 +2,7 @@
 //! subcommand is its own module; errors end as one plain line on stderr.
 
 mod demo;
+mod doctor;
 mod exec;
 mod keys;
 mod run;
@@ -32,6 +33,8 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Run shell commands in a fresh sandbox (no model) and print their output.
     Exec(exec::ExecArgs),
+    /// What this host supports: KVM and its kind, namespaces, seccomp, cgroups.
+    Doctor,
     /// Serve the HTTP API.
     Serve(serve::ServeArgs),
     /// Post a run request (JSON file) to $EPHEMERAL_URL and follow its timeline.
@@ -58,6 +61,7 @@ pub fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Exec(args) => exec::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Doctor => doctor::run(),
         Command::Run(args) => run::run(args),
         Command::Keys(command) => keys::keys(command),
         Command::Orgs(command) => keys::orgs(command),
