@@ -24,18 +24,16 @@ pub fn run() -> anyhow::Result<ExitCode> {
         landlock(),
         guest_kernel(),
     ];
+    let mut out = std::io::stdout().lock();
     for f in &findings {
-        println!(
-            "{:<4} {:<12} {}",
-            if f.ok { "ok" } else { "no" },
-            f.what,
-            f.detail
-        );
+        let status = if f.ok { "ok" } else { "no" };
+        let _ = writeln!(out, "{status:<4} {:<12} {}", f.what, f.detail);
     }
-    let isolation = Isolation::Wasm;
-    println!(
-        "\nisolation this build uses: {} (the sandbox in the server process; the jailed worker and the microVM are not built yet)",
-        isolation.timeline_name()
+    let _ = writeln!(
+        out,
+        "\nisolation this build uses: {} (the sandbox in the server process; \
+         the jailed worker and the microVM are not built yet)",
+        Isolation::Wasm.timeline_name()
     );
     Ok(ExitCode::SUCCESS)
 }
