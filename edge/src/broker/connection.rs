@@ -9,9 +9,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::Broker;
+use super::{Broker, HttpResult, respond};
 use crate::agent::transcript::ToolOutput;
-use crate::agent::truncate_for_model;
 use crate::config::ConnectionConfig;
 use crate::executor::RunContext;
 
@@ -43,33 +42,8 @@ impl Broker {
             Err(reason) => Err(reason),
         };
         run.meter.web(self.web_price_micros());
-        let mut event = json!({"call_id": call_id, "connection": call.name, "url": call.path});
-        match &result {
-            Ok((status, body)) => {
-                event["status"] = json!(status);
-                event["bytes"] = json!(body.len());
-            }
-            Err(reason) => {
-                event["status"] = json!(null);
-                event["bytes"] = json!(0);
-                event["error"] = json!(reason);
-            }
-        }
-        run.events.emit("web.response", event).await;
-        match result {
-            Ok((status, body)) => ToolOutput {
-                stdout: body.clone(),
-                exit_code: if (200..400).contains(&status) { 0 } else { 1 },
-                for_model: truncate_for_model(&format!("HTTP {status}\n{body}")),
-                ..Default::default()
-            },
-            Err(reason) => ToolOutput {
-                stderr: reason.clone(),
-                exit_code: 1,
-                for_model: format!("error: {reason}"),
-                ..Default::default()
-            },
-        }
+        let event = json!({"call_id": call_id, "connection": call.name, "url": call.path});
+        respond(run, event, result).await
     }
 
     async fn send(
@@ -78,7 +52,7 @@ impl Broker {
         method: &str,
         path: &str,
         body: Option<&str>,
-    ) -> Result<(u16, String), String> {
+    ) -> HttpResult {
         let method = reqwest::Method::from_bytes(method.as_bytes())
             .map_err(|_| format!("{method} is not an HTTP method"))?;
         let url = format!("{}{path}", conn.base_url.trim_end_matches('/'));

@@ -14,8 +14,13 @@ use std::time::Duration;
 pub use connection::{ConnectionCall, allowed as connection_allows};
 pub use ssrf::is_public;
 
+use serde_json::{Value, json};
+
 use crate::agent::openai::OpenAiClient;
+use crate::agent::transcript::ToolOutput;
+use crate::agent::truncate_for_model;
 use crate::config::ModelConfig;
+use crate::executor::RunContext;
 
 /// `EPHEMERAL_MODEL_URL` / `EPHEMERAL_MODEL_KEY`: send the default model's
 /// calls to this OpenAI-compatible server instead.
@@ -80,5 +85,40 @@ impl Broker {
 
     pub fn web_price_micros(&self) -> i64 {
         self.web_price_micros
+    }
+}
+
+/// An HTTP call's outcome as `(status, body)` or the reason it was refused
+/// or failed.
+pub type HttpResult = Result<(u16, String), String>;
+
+/// Writes the `web.response` event of a call (`event` holds its
+/// identifying fields) and shapes the result for the model.
+async fn respond(run: &RunContext, mut event: Value, result: HttpResult) -> ToolOutput {
+    match &result {
+        Ok((status, body)) => {
+            event["status"] = json!(status);
+            event["bytes"] = json!(body.len());
+        }
+        Err(reason) => {
+            event["status"] = Value::Null;
+            event["bytes"] = json!(0);
+            event["error"] = json!(reason);
+        }
+    }
+    run.events.emit("web.response", event).await;
+    match result {
+        Ok((status, body)) => ToolOutput {
+            for_model: truncate_for_model(&format!("HTTP {status}\n{body}")),
+            stdout: body,
+            exit_code: if (200..400).contains(&status) { 0 } else { 1 },
+            ..Default::default()
+        },
+        Err(reason) => ToolOutput {
+            for_model: format!("error: {reason}"),
+            stderr: reason,
+            exit_code: 1,
+            ..Default::default()
+        },
     }
 }

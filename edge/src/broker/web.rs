@@ -9,9 +9,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{Broker, html, ssrf};
+use super::{Broker, HttpResult, html, respond, ssrf};
 use crate::agent::transcript::ToolOutput;
-use crate::agent::truncate_for_model;
 use crate::executor::RunContext;
 
 const MAX_REDIRECTS: usize = 5;
@@ -28,34 +27,12 @@ impl Broker {
             .await;
         run.meter.web(self.web_price_micros());
         let result = fetch(url).await;
-        let (status, bytes, text) = match &result {
-            Ok((status, body)) => (json!(status), body.len(), body.clone()),
-            Err(_) => (json!(null), 0, String::new()),
-        };
-        let mut event = json!({"call_id": call_id, "url": url, "status": status, "bytes": bytes});
-        if let Err(reason) = &result {
-            event["error"] = json!(reason);
-        }
-        run.events.emit("web.response", event).await;
-        match result {
-            Ok((status, _)) => ToolOutput {
-                stdout: text.clone(),
-                exit_code: if (200..400).contains(&status) { 0 } else { 1 },
-                for_model: truncate_for_model(&format!("HTTP {status}\n{text}")),
-                ..Default::default()
-            },
-            Err(reason) => ToolOutput {
-                stderr: reason.clone(),
-                exit_code: 1,
-                for_model: format!("error: {reason}"),
-                ..Default::default()
-            },
-        }
+        respond(run, json!({"call_id": call_id, "url": url}), result).await
     }
 }
 
 /// Follows up to `MAX_REDIRECTS` redirects, checking each hop.
-async fn fetch(url: &str) -> Result<(u16, String), String> {
+async fn fetch(url: &str) -> HttpResult {
     fetch_checked(url, |url| Box::pin(checked_address(url))).await
 }
 
@@ -67,7 +44,7 @@ type Check = for<'a> fn(
 
 /// `fetch` with the address check as a parameter, so a test can let its
 /// own first hop through and see that redirects are checked again.
-async fn fetch_checked(url: &str, check: Check) -> Result<(u16, String), String> {
+async fn fetch_checked(url: &str, check: Check) -> HttpResult {
     let mut url = reqwest::Url::parse(url).map_err(|e| format!("not a URL: {e}"))?;
     for _ in 0..=MAX_REDIRECTS {
         let addr = check(&url).await?;
