@@ -61,6 +61,7 @@ fn locate(shell: &Shell, name: &str) -> Option<String> {
         stdin: crate::streams::Source::bytes(Vec::new()),
         stdout: crate::streams::Sink::null(),
         stderr: crate::streams::Sink::null(),
+        extra: Default::default(),
     };
     let process =
         crate::utils::Process::new(name, &shell.cwd, &env, &shell.host, &dummy, shell.depth);

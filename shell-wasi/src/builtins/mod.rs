@@ -198,6 +198,7 @@ fn printf(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
         stdin: io.stdin.clone(),
         stdout: sink.clone(),
         stderr: io.stderr.clone(),
+        extra: io.extra.clone(),
     };
     let mut rest = vec!["printf".to_string()];
     rest.extend(argv.iter().skip(skip).cloned());

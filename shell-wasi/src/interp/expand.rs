@@ -307,6 +307,7 @@ impl Shell {
             stdin: io.stdin.clone(),
             stdout: out.clone(),
             stderr: io.stderr.clone(),
+            extra: io.extra.clone(),
         };
         let status = match child.run_text(text, &sub_io) {
             Ok(s) => s,

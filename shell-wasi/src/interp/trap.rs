@@ -90,6 +90,8 @@ impl Shell {
         let mut child = self.clone();
         child.exit_trap_inherited = true;
         child.subshell_level += 1;
+        // The subshell's standard descriptors are the ones it is given.
+        child.exec_fds.retain(|fd, _| *fd > 2);
         if !self.traces_functions() {
             child.debug_enabled = false;
         }
