@@ -120,7 +120,7 @@ fn type_lines(shell: &Shell, name: &str, flags: &str) -> String {
     if !flags.contains('f') && shell.funcs.contains_key(name) {
         kinds.push(Kind::Function);
     }
-    if super::lookup(name).is_some() {
+    if super::lookup(name).is_some() && !shell.disabled_builtins.contains(name) {
         kinds.push(Kind::Builtin);
     }
     if all {

@@ -9,6 +9,7 @@ mod alias;
 mod compgen;
 mod declare;
 mod dirs;
+mod enable;
 mod flow;
 mod getopts;
 pub(crate) mod hash;
@@ -43,6 +44,7 @@ const BUILTINS: &[(&str, BuiltinFn)] = &[
     ("declare", declare::declare),
     ("dirs", dirs::dirs),
     ("echo", echo),
+    ("enable", enable::enable),
     ("eval", flow::eval),
     ("exec", flow::exec),
     ("exit", flow::exit),

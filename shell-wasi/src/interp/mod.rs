@@ -164,6 +164,8 @@ pub struct Shell {
     /// Descriptors `exec` opened or moved without a command (`exec 3<f`,
     /// `exec 2>/dev/null`), for the commands after it.
     pub(crate) exec_fds: std::collections::BTreeMap<i32, crate::streams::Fd>,
+    /// Builtins `enable -n` turned off.
+    pub(crate) disabled_builtins: std::collections::BTreeSet<String>,
     /// Per running function, the options `local -` saved.
     pub(crate) local_opts: Vec<Option<Options>>,
     /// `hash`: where programs were found.
@@ -246,6 +248,7 @@ impl Shell {
             trace_level: 1,
             subshell_level: 0,
             exec_fds: std::collections::BTreeMap::new(),
+            disabled_builtins: std::collections::BTreeSet::new(),
             local_opts: Vec::new(),
             hashed: std::collections::BTreeMap::new(),
             aliases: std::collections::BTreeMap::new(),

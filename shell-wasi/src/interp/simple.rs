@@ -127,7 +127,11 @@ impl Shell {
     }
 
     fn run_simple_parts(&mut self, parts: &Parts<'_>, io: &Io) -> Result<i32, Unwind> {
-        let declaration = is_declaration(parts);
+        let declaration = is_declaration(parts)
+            && !parts
+                .words
+                .first()
+                .is_some_and(|w| self.disabled_builtins.contains(&w.value));
         let expanded = if declaration {
             self.expand_declaration(parts, io)
         } else {
@@ -266,7 +270,9 @@ impl Shell {
         if let Some(func) = self.funcs.get(name).cloned() {
             return self.call_function(&func, argv, io);
         }
-        if let Some(builtin) = crate::builtins::lookup(name) {
+        if let Some(builtin) = crate::builtins::lookup(name)
+            && !self.disabled_builtins.contains(name)
+        {
             return builtin(self, io, argv);
         }
         Ok(self.run_program(argv, io))
