@@ -38,7 +38,8 @@ impl Shell {
         text: impl FnOnce() -> String,
         io: &Io,
     ) -> Result<bool, Unwind> {
-        if self.debug_trap.is_none() && self.err_trap.is_none() {
+        let no_trap = self.debug_trap.is_none() && self.err_trap.is_none();
+        if no_trap && self.exit_trap.is_none() {
             return Ok(false);
         }
         self.debug_trap(&text(), io)
