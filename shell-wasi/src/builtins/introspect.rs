@@ -74,8 +74,12 @@ pub(crate) fn type_(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, 
     let mut status = 0;
     let mut out = String::new();
     for arg in argv.iter().skip(1) {
-        if arg.starts_with('-') && arg.len() > 1 && out.is_empty() && status == 0 {
-            flags.push_str(&arg[1..]);
+        // Options come before the names.
+        if let Some(letters) = arg.strip_prefix('-').filter(|l| !l.is_empty())
+            && out.is_empty()
+            && status == 0
+        {
+            flags.push_str(letters);
             continue;
         }
         let lines = type_lines(shell, arg, &flags);

@@ -118,8 +118,8 @@ pub(crate) fn read(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, U
         shell.vars.set_value(array, Value::Indexed(fields))
     } else if req.names.is_empty() {
         shell.vars.set("REPLY", line)
-    } else if req.exact {
-        shell.vars.set(&req.names[0], line)
+    } else if let Some(name) = req.names.first().filter(|_| req.exact) {
+        shell.vars.set(name, line)
     } else {
         assign_fields(shell, &req.names, &line, &ifs)
     };

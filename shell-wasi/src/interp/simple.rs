@@ -165,7 +165,7 @@ impl Shell {
         self.xtrace_words(&argv, io);
         self.xtrace_declared(&argv, io);
         let result = self.dispatch(&argv, &cmd_io);
-        if argv.len() == 1 && argv[0] == "exec" {
+        if argv.len() == 1 && argv.first().is_some_and(|a| a == "exec") {
             self.keep_exec_fds(&cmd_io, io);
         }
         self.compound_args.clear();
