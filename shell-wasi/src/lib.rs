@@ -93,6 +93,7 @@ pub fn run(
         },
         stdout: Sink::stream(stdout),
         stderr: Sink::stream(stderr),
+        extra: Default::default(),
     };
     let mut shell = Shell::new(Rc::clone(&host), &inv.env, inv.arg0, inv.args);
     let status = shell.run_toplevel(&inv.script, &io);

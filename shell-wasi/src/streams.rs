@@ -182,12 +182,21 @@ impl Source {
     }
 }
 
-/// The three standard descriptors of one command.
+/// A descriptor above 2 (`exec 3<file`, `4>out`).
+#[derive(Clone)]
+pub(crate) enum Fd {
+    In(InputRef),
+    Out(SinkRef),
+}
+
+/// The descriptors of one command: the three standard ones and any
+/// others its redirections (or `exec`) opened.
 #[derive(Clone)]
 pub(crate) struct Io {
     pub(crate) stdin: InputRef,
     pub(crate) stdout: SinkRef,
     pub(crate) stderr: SinkRef,
+    pub(crate) extra: std::collections::BTreeMap<i32, Fd>,
 }
 
 impl Io {

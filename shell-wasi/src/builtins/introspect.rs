@@ -61,6 +61,7 @@ fn locate(shell: &Shell, name: &str) -> Option<String> {
         stdin: crate::streams::Source::bytes(Vec::new()),
         stdout: crate::streams::Sink::null(),
         stderr: crate::streams::Sink::null(),
+        extra: Default::default(),
     };
     let process =
         crate::utils::Process::new(name, &shell.cwd, &env, &shell.host, &dummy, shell.depth);
@@ -73,8 +74,12 @@ pub(crate) fn type_(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, 
     let mut status = 0;
     let mut out = String::new();
     for arg in argv.iter().skip(1) {
-        if arg.starts_with('-') && arg.len() > 1 && out.is_empty() && status == 0 {
-            flags.push_str(&arg[1..]);
+        // Options come before the names.
+        if let Some(letters) = arg.strip_prefix('-').filter(|l| !l.is_empty())
+            && out.is_empty()
+            && status == 0
+        {
+            flags.push_str(letters);
             continue;
         }
         let lines = type_lines(shell, arg, &flags);
@@ -119,7 +124,7 @@ fn type_lines(shell: &Shell, name: &str, flags: &str) -> String {
     if !flags.contains('f') && shell.funcs.contains_key(name) {
         kinds.push(Kind::Function);
     }
-    if super::lookup(name).is_some() {
+    if super::lookup(name).is_some() && !shell.disabled_builtins.contains(name) {
         kinds.push(Kind::Builtin);
     }
     if all {

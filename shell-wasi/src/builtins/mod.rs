@@ -9,6 +9,7 @@ mod alias;
 mod compgen;
 mod declare;
 mod dirs;
+mod enable;
 mod flow;
 mod getopts;
 pub(crate) mod hash;
@@ -43,6 +44,7 @@ const BUILTINS: &[(&str, BuiltinFn)] = &[
     ("declare", declare::declare),
     ("dirs", dirs::dirs),
     ("echo", echo),
+    ("enable", enable::enable),
     ("eval", flow::eval),
     ("exec", flow::exec),
     ("exit", flow::exit),
@@ -198,6 +200,7 @@ fn printf(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
         stdin: io.stdin.clone(),
         stdout: sink.clone(),
         stderr: io.stderr.clone(),
+        extra: io.extra.clone(),
     };
     let mut rest = vec!["printf".to_string()];
     rest.extend(argv.iter().skip(skip).cloned());

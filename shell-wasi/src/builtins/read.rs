@@ -19,6 +19,8 @@ struct Request {
     exact: bool,
     array: Option<String>,
     names: Vec<String>,
+    /// `-u FD`: read from that descriptor instead of stdin.
+    fd: Option<i32>,
 }
 
 /// Parses the options; `Err` is a message for a bad one.
@@ -30,6 +32,7 @@ fn parse(argv: &[String]) -> Result<Request, String> {
         exact: false,
         array: None,
         names: Vec::new(),
+        fd: None,
     };
     let mut args = argv.iter().skip(1);
     while let Some(arg) = args.next() {
@@ -65,7 +68,14 @@ fn parse(argv: &[String]) -> Result<Request, String> {
                     req.exact = c == 'N';
                 }
                 'a' => req.array = Some(value),
-                'p' | 't' | 'u' | 'i' => {}
+                'u' => {
+                    let n = value
+                        .trim()
+                        .parse()
+                        .map_err(|_| format!("{value}: invalid file descriptor specification"))?;
+                    req.fd = Some(n);
+                }
+                'p' | 't' | 'i' => {}
                 _ => return Err(format!("-{c}: invalid option")),
             }
         }
@@ -81,7 +91,20 @@ pub(crate) fn read(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, U
             return Ok(2);
         }
     };
-    let (line, complete) = read_input(io, &req);
+    let input = match req.fd {
+        None | Some(0) => io.stdin.clone(),
+        Some(fd) => match io.extra.get(&fd) {
+            Some(crate::streams::Fd::In(source)) => source.clone(),
+            _ => {
+                shell.report(
+                    io,
+                    &format!("read: {fd}: invalid file descriptor: Bad file descriptor"),
+                );
+                return Ok(1);
+            }
+        },
+    };
+    let (line, complete) = read_input(&input, &req);
     // At end of input bash still assigns: every variable becomes empty
     // (so `while read x` leaves `x` empty after the loop).
     let ifs = shell.ifs();
@@ -95,8 +118,8 @@ pub(crate) fn read(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, U
         shell.vars.set_value(array, Value::Indexed(fields))
     } else if req.names.is_empty() {
         shell.vars.set("REPLY", line)
-    } else if req.exact {
-        shell.vars.set(&req.names[0], line)
+    } else if let Some(name) = req.names.first().filter(|_| req.exact) {
+        shell.vars.set(name, line)
     } else {
         assign_fields(shell, &req.names, &line, &ifs)
     };
@@ -110,10 +133,10 @@ pub(crate) fn read(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, U
 /// `-r`, backslash escapes the next character and backslash-delimiter
 /// continues the input. The flag says whether it ended as asked (false
 /// at end of input).
-fn read_input(io: &Io, req: &Request) -> (String, bool) {
+fn read_input(input: &crate::streams::InputRef, req: &Request) -> (String, bool) {
     let mut bytes = Vec::new();
     let mut chars = 0usize;
-    let mut stdin = io.stdin.borrow_mut();
+    let mut stdin = input.borrow_mut();
     let complete = loop {
         if req.count.is_some_and(|n| chars >= n) {
             break true;

@@ -143,7 +143,13 @@ impl Shell {
     /// Matches and fills `BASH_REMATCH` (whole match, then each group;
     /// emptied when nothing matches).
     fn regex_match(&mut self, text: &str, regex: &str) -> Result<bool, CondError> {
-        let Ok(re) = regex::Regex::new(regex) else {
+        // POSIX `.` matches a newline too; `nocasematch` ignores case.
+        let flags = if self.shopt_on("nocasematch") {
+            "(?si)"
+        } else {
+            "(?s)"
+        };
+        let Ok(re) = regex::Regex::new(&format!("{flags}{regex}")) else {
             return Err(CondError::Status(2));
         };
         let groups: Vec<String> = match re.captures(text) {

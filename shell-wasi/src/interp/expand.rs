@@ -307,6 +307,7 @@ impl Shell {
             stdin: io.stdin.clone(),
             stdout: out.clone(),
             stderr: io.stderr.clone(),
+            extra: io.extra.clone(),
         };
         let status = match child.run_text(text, &sub_io) {
             Ok(s) => s,
@@ -380,7 +381,18 @@ impl Shell {
                 pattern.push_str(text);
             }
         }
-        let matches = super::glob::expand_path(&self.cwd, &pattern, self.opts.dotglob);
+        let ignore = self.vars.scalar("GLOBIGNORE").filter(|g| !g.is_empty());
+        // A set `GLOBIGNORE` also lets `*` match dot files (not `.`/`..`).
+        let dotglob = self.opts.dotglob || ignore.is_some();
+        let mut matches = super::glob::expand_path(&self.cwd, &pattern, dotglob);
+        if let Some(ignore) = ignore {
+            matches.retain(|m| {
+                let base = m.rsplit('/').find(|c| !c.is_empty()).unwrap_or(m);
+                base != "."
+                    && base != ".."
+                    && !ignore.split(':').any(|p| super::pattern_matches(p, m))
+            });
+        }
         if !matches.is_empty() {
             out.extend(matches);
         } else if self.opts.failglob {

@@ -197,9 +197,12 @@ pub(crate) fn expand_path(cwd: &str, pattern: &str, dotglob: bool) -> Vec<String
         }
         candidates = next;
     }
+    let dirs_only = pattern.ends_with('/');
     let mut found: Vec<String> = candidates
         .into_iter()
         .filter(|p| std::fs::symlink_metadata(super::resolve_in(cwd, p)).is_ok())
+        // `*/` names folders only.
+        .filter(|p| !dirs_only || super::resolve_in(cwd, p).is_dir())
         .map(|p| {
             if pattern.ends_with('/') {
                 format!("{p}/")

@@ -161,6 +161,11 @@ pub struct Shell {
     pub(crate) trace_level: usize,
     /// `$BASH_SUBSHELL`: how many subshells deep this shell is.
     pub(crate) subshell_level: u32,
+    /// Descriptors `exec` opened or moved without a command (`exec 3<f`,
+    /// `exec 2>/dev/null`), for the commands after it.
+    pub(crate) exec_fds: std::collections::BTreeMap<i32, crate::streams::Fd>,
+    /// Builtins `enable -n` turned off.
+    pub(crate) disabled_builtins: std::collections::BTreeSet<String>,
     /// Per running function, the options `local -` saved.
     pub(crate) local_opts: Vec<Option<Options>>,
     /// `hash`: where programs were found.
@@ -242,6 +247,8 @@ impl Shell {
             compound_args: Vec::new(),
             trace_level: 1,
             subshell_level: 0,
+            exec_fds: std::collections::BTreeMap::new(),
+            disabled_builtins: std::collections::BTreeSet::new(),
             local_opts: Vec::new(),
             hashed: std::collections::BTreeMap::new(),
             aliases: std::collections::BTreeMap::new(),
@@ -280,6 +287,7 @@ impl Shell {
             }
         };
         for command in &program.complete_commands {
+            let io = &self.with_exec_fds(io);
             match self.run_list(command, io) {
                 Ok(status) => self.status = status,
                 Err(Unwind::Exit(status)) => return status,
@@ -305,10 +313,25 @@ impl Shell {
         };
         let mut status = 0;
         for command in &program.complete_commands {
+            let io = &self.with_exec_fds(io);
             status = self.run_list(command, io)?;
             self.status = status;
         }
         Ok(status)
+    }
+
+    /// `io` with the standard descriptors `exec` replaced.
+    pub(crate) fn with_exec_fds(&self, io: &Io) -> Io {
+        let mut io = io.clone();
+        for (fd, entry) in self.exec_fds.range(..3) {
+            match (fd, entry) {
+                (0, crate::streams::Fd::In(source)) => io.stdin = source.clone(),
+                (1, crate::streams::Fd::Out(sink)) => io.stdout = sink.clone(),
+                (2, crate::streams::Fd::Out(sink)) => io.stderr = sink.clone(),
+                _ => {}
+            }
+        }
+        io
     }
 
     /// Whether `shopt NAME` is on (options kept outside `opts`).

@@ -224,31 +224,38 @@ impl Shell {
             E::UppercaseFirstChar {
                 parameter,
                 indirect,
-                ..
-            } => self
-                .param_value(parameter, *indirect)?
-                .map(|s| change_first(s, true)),
-            E::LowercaseFirstChar {
+                pattern,
+            }
+            | E::LowercaseFirstChar {
                 parameter,
                 indirect,
-                ..
-            } => self
-                .param_value(parameter, *indirect)?
-                .map(|s| change_first(s, false)),
-            E::UppercasePattern {
+                pattern,
+            }
+            | E::UppercasePattern {
                 parameter,
                 indirect,
-                ..
-            } => self
-                .param_value(parameter, *indirect)?
-                .map(str::to_uppercase),
-            E::LowercasePattern {
+                pattern,
+            }
+            | E::LowercasePattern {
                 parameter,
                 indirect,
-                ..
-            } => self
-                .param_value(parameter, *indirect)?
-                .map(str::to_lowercase),
+                pattern,
+            } => {
+                let upper = matches!(
+                    expr,
+                    E::UppercaseFirstChar { .. } | E::UppercasePattern { .. }
+                );
+                let all = matches!(
+                    expr,
+                    E::UppercasePattern { .. } | E::LowercasePattern { .. }
+                );
+                let pat = match pattern.as_deref().filter(|p| !p.is_empty()) {
+                    Some(p) => Some(self.pattern_from_text(p, io)?),
+                    None => None,
+                };
+                self.param_value(parameter, *indirect)?
+                    .map(|s| change_case(s, upper, all, pat.as_deref()))
+            }
             E::Transform {
                 parameter,
                 indirect,
@@ -736,6 +743,22 @@ fn substring(
             joined,
         },
     })
+}
+
+/// `${x^}`, `${x^^}`, `${x,}`, `${x,,}`: the first or every character
+/// that matches the pattern (any, without one) changes case.
+fn change_case(s: &str, upper: bool, all: bool, pattern: Option<&str>) -> String {
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        let wanted = (all || i == 0)
+            && pattern.is_none_or(|p| pattern_matches(p, c.encode_utf8(&mut [0; 4])));
+        match (wanted, upper) {
+            (true, true) => out.extend(c.to_uppercase()),
+            (true, false) => out.extend(c.to_lowercase()),
+            (false, _) => out.push(c),
+        }
+    }
+    out
 }
 
 fn change_first(s: &str, upper: bool) -> String {

@@ -68,6 +68,7 @@ impl Shell {
                 stdin: stdin.clone(),
                 stdout: stdout.clone(),
                 stderr: io.stderr.clone(),
+                extra: io.extra.clone(),
             };
             let status = self.run_stage(cmd, &stage_io);
             let broken = stdout.borrow().is_broken();

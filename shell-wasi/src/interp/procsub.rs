@@ -30,6 +30,7 @@ impl Shell {
             stdin: io.stdin.clone(),
             stdout: out.clone(),
             stderr: io.stderr.clone(),
+            extra: io.extra.clone(),
         };
         self.run_subshell(&sub.list, &sub_io)?;
         let bytes = out.borrow_mut().take();
@@ -82,6 +83,7 @@ impl Shell {
                 stdin: Source::bytes(data),
                 stdout: io.stdout.clone(),
                 stderr: io.stderr.clone(),
+                extra: io.extra.clone(),
             };
             self.run_subshell(&write.sub.list, &sub_io)?;
         }

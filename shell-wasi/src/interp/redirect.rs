@@ -1,8 +1,8 @@
 //! Redirections: building the descriptors one command runs with.
 //!
-//! Only descriptors 0, 1 and 2 exist in this interpreter; a redirection of
-//! another descriptor still opens (creates) its file, for the side effect,
-//! and is otherwise ignored.
+//! Descriptors 0, 1 and 2 are the `Io`'s own; others (`3<file`, `4>out`,
+//! `>&4`) live in its `extra` table, and `exec` without a command keeps
+//! them for the commands after it.
 
 use std::fs::OpenOptions;
 
@@ -10,7 +10,7 @@ use brush_parser::ast;
 
 use super::Shell;
 use crate::errors::{Unwind, strerror};
-use crate::streams::{Io, Sink, SinkRef, Source};
+use crate::streams::{Fd, Io, Sink, SinkRef, Source};
 
 /// How a file is opened for output.
 #[derive(Clone, Copy)]
@@ -28,6 +28,9 @@ impl Shell {
         io: &Io,
     ) -> Result<Result<Io, i32>, Unwind> {
         let mut cmd_io = io.clone();
+        for (fd, entry) in self.exec_fds.range(3..) {
+            cmd_io.extra.entry(*fd).or_insert_with(|| entry.clone());
+        }
         for item in items {
             if let Err(msg) = self.apply_redirect(item, &mut cmd_io)? {
                 self.report(io, &msg);
@@ -115,17 +118,13 @@ impl Shell {
                         .map(|l| format!("{}\n", l.trim_start_matches('\t')))
                         .collect();
                 }
-                if fd.unwrap_or(0) == 0 {
-                    io.stdin = Source::bytes(text.into_bytes());
-                }
+                set_input(io, fd.unwrap_or(0), Source::bytes(text.into_bytes()));
                 Ok(Ok(()))
             }
             R::HereString(fd, word) => {
                 let mut text = self.expand_or_fail(word, io)?;
                 text.push('\n');
-                if fd.unwrap_or(0) == 0 {
-                    io.stdin = Source::bytes(text.into_bytes());
-                }
+                set_input(io, fd.unwrap_or(0), Source::bytes(text.into_bytes()));
                 Ok(Ok(()))
             }
         }
@@ -159,9 +158,7 @@ impl Shell {
             _ => std::fs::read(self.resolve(path))
                 .map_err(|e| format!("{path}: {}", strerror(&e)))?,
         };
-        if fd.unwrap_or(0) == 0 {
-            io.stdin = Source::bytes(data);
-        }
+        set_input(io, fd.unwrap_or(0), Source::bytes(data));
         Ok(())
     }
 
@@ -199,7 +196,8 @@ impl Shell {
         Ok(Sink::file(file))
     }
 
-    /// `2>&1`, `>&2`, `>&-`, and `>& file` (which bash reads as `&>`).
+    /// `2>&1`, `>&2`, `>&-`, `<&3`, `4<&-`, and `>& file` (which bash
+    /// reads as `&>`).
     fn duplicate(
         &self,
         fd: Option<i32>,
@@ -209,30 +207,67 @@ impl Shell {
     ) -> Result<(), String> {
         let input = matches!(kind, ast::IoFileRedirectKind::DuplicateInput);
         let fd = fd.unwrap_or(if input { 0 } else { 1 });
-        if input {
-            // `<&N` for N other than 0 has nothing to read from here.
+        if target == "-" {
+            close_fd(io, fd);
             return Ok(());
         }
-        let sink = match target {
-            "-" => Sink::null(),
-            "1" => io.stdout.clone(),
-            "2" => io.stderr.clone(),
-            t if t.parse::<i32>().is_ok() => return Err(format!("{t}: Bad file descriptor")),
-            path => {
-                let sink = self.open_output(path, OutMode::Truncate)?;
-                set_fd(io, 2, sink.clone());
-                sink
-            }
-        };
+        if let Ok(from) = target.parse::<i32>() {
+            let entry = match from {
+                0 => Some(Fd::In(io.stdin.clone())),
+                1 => Some(Fd::Out(io.stdout.clone())),
+                2 => Some(Fd::Out(io.stderr.clone())),
+                n => io.extra.get(&n).cloned(),
+            };
+            return match entry {
+                Some(Fd::In(source)) => {
+                    set_input(io, fd, source);
+                    Ok(())
+                }
+                Some(Fd::Out(sink)) => {
+                    set_fd(io, fd, sink);
+                    Ok(())
+                }
+                None => Err(format!("{target}: Bad file descriptor")),
+            };
+        }
+        if input {
+            return Err(format!("{target}: ambiguous redirect"));
+        }
+        let sink = self.open_output(target, OutMode::Truncate)?;
+        set_fd(io, 2, sink.clone());
         set_fd(io, fd, sink);
         Ok(())
     }
 }
 
+/// Points descriptor `fd` at an input.
+fn set_input(io: &mut Io, fd: i32, source: crate::streams::InputRef) {
+    if fd == 0 {
+        io.stdin = source;
+    } else {
+        io.extra.insert(fd, Fd::In(source));
+    }
+}
+
+/// `N>&-`: the descriptor goes; a standard one reads or writes nothing.
+fn close_fd(io: &mut Io, fd: i32) {
+    match fd {
+        0 => io.stdin = Source::bytes(Vec::new()),
+        1 => io.stdout = Sink::null(),
+        2 => io.stderr = Sink::null(),
+        n => {
+            io.extra.remove(&n);
+        }
+    }
+}
+
 fn set_fd(io: &mut Io, fd: i32, sink: SinkRef) {
     match fd {
+        0 => {}
         1 => io.stdout = sink,
         2 => io.stderr = sink,
-        _ => {}
+        n => {
+            io.extra.insert(n, Fd::Out(sink));
+        }
     }
 }

@@ -127,7 +127,11 @@ impl Shell {
     }
 
     fn run_simple_parts(&mut self, parts: &Parts<'_>, io: &Io) -> Result<i32, Unwind> {
-        let declaration = is_declaration(parts);
+        let declaration = is_declaration(parts)
+            && !parts
+                .words
+                .first()
+                .is_some_and(|w| self.disabled_builtins.contains(&w.value));
         let expanded = if declaration {
             self.expand_declaration(parts, io)
         } else {
@@ -161,6 +165,9 @@ impl Shell {
         self.xtrace_words(&argv, io);
         self.xtrace_declared(&argv, io);
         let result = self.dispatch(&argv, &cmd_io);
+        if argv.len() == 1 && argv.first().is_some_and(|a| a == "exec") {
+            self.keep_exec_fds(&cmd_io, io);
+        }
         self.compound_args.clear();
         for (name, var) in saved.into_iter().rev() {
             self.vars.restore(&name, var);
@@ -170,6 +177,26 @@ impl Shell {
         }
         flush_redirected(&cmd_io, io);
         result
+    }
+
+    /// `exec` with only redirections: what they set stays for later
+    /// commands.
+    fn keep_exec_fds(&mut self, cmd_io: &Io, io: &Io) {
+        use crate::streams::Fd;
+        if !Rc::ptr_eq(&cmd_io.stdin, &io.stdin) {
+            self.exec_fds.insert(0, Fd::In(cmd_io.stdin.clone()));
+        }
+        if !Rc::ptr_eq(&cmd_io.stdout, &io.stdout) {
+            self.exec_fds.insert(1, Fd::Out(cmd_io.stdout.clone()));
+        }
+        if !Rc::ptr_eq(&cmd_io.stderr, &io.stderr) {
+            self.exec_fds.insert(2, Fd::Out(cmd_io.stderr.clone()));
+        }
+        self.exec_fds
+            .retain(|fd, _| *fd <= 2 || cmd_io.extra.contains_key(fd));
+        for (fd, entry) in &cmd_io.extra {
+            self.exec_fds.insert(*fd, entry.clone());
+        }
     }
 
     /// `$_`: the last argument of the previous simple command (no longer
@@ -243,7 +270,9 @@ impl Shell {
         if let Some(func) = self.funcs.get(name).cloned() {
             return self.call_function(&func, argv, io);
         }
-        if let Some(builtin) = crate::builtins::lookup(name) {
+        if let Some(builtin) = crate::builtins::lookup(name)
+            && !self.disabled_builtins.contains(name)
+        {
             return builtin(self, io, argv);
         }
         Ok(self.run_program(argv, io))
@@ -457,6 +486,11 @@ fn utility_at(host: &Rc<dyn Host>, path: &str) -> Option<utils::UtilityFn> {
 /// Flushes file sinks a command's redirections opened, so the next
 /// command sees the bytes; the shared stdout keeps its chunking.
 fn flush_redirected(cmd_io: &Io, io: &Io) {
+    for entry in cmd_io.extra.values() {
+        if let crate::streams::Fd::Out(sink) = entry {
+            let _ = sink.borrow_mut().flush();
+        }
+    }
     if !Rc::ptr_eq(&cmd_io.stdout, &io.stdout) {
         let _ = cmd_io.stdout.borrow_mut().flush();
     }

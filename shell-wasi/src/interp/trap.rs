@@ -38,7 +38,8 @@ impl Shell {
         text: impl FnOnce() -> String,
         io: &Io,
     ) -> Result<bool, Unwind> {
-        if self.debug_trap.is_none() && self.err_trap.is_none() {
+        let no_trap = self.debug_trap.is_none() && self.err_trap.is_none();
+        if no_trap && self.exit_trap.is_none() {
             return Ok(false);
         }
         self.debug_trap(&text(), io)
@@ -90,6 +91,8 @@ impl Shell {
         let mut child = self.clone();
         child.exit_trap_inherited = true;
         child.subshell_level += 1;
+        // The subshell's standard descriptors are the ones it is given.
+        child.exec_fds.retain(|fd, _| *fd > 2);
         if !self.traces_functions() {
             child.debug_enabled = false;
         }

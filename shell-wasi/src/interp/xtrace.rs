@@ -19,10 +19,34 @@ impl Shell {
         prefix
     }
 
-    /// Prints one trace line when `set -x` is on.
+    /// Prints one trace line when `set -x` is on: to stderr, or to the
+    /// descriptor `BASH_XTRACEFD` names.
     pub(crate) fn xtrace(&self, text: &str, io: &Io) {
-        if self.opts.xtrace {
-            io.err_line(&format!("{}{text}", self.trace_prefix()));
+        if !self.opts.xtrace {
+            return;
+        }
+        let line = format!("{}{text}", self.trace_prefix());
+        match self.trace_sink(io) {
+            Some(sink) => {
+                let mut sink = sink.borrow_mut();
+                let _ = sink.write_bytes(format!("{line}\n").as_bytes());
+                let _ = sink.flush();
+            }
+            None => io.err_line(&line),
+        }
+    }
+
+    /// The output `BASH_XTRACEFD` selects, if it names an open one.
+    fn trace_sink(&self, io: &Io) -> Option<crate::streams::SinkRef> {
+        let fd: i32 = self.vars.scalar("BASH_XTRACEFD")?.trim().parse().ok()?;
+        let entry = match fd {
+            1 => return Some(io.stdout.clone()),
+            2 => return None,
+            n => self.exec_fds.get(&n).or_else(|| io.extra.get(&n))?,
+        };
+        match entry {
+            crate::streams::Fd::Out(sink) => Some(sink.clone()),
+            crate::streams::Fd::In(_) => None,
         }
     }
 

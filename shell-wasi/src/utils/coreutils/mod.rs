@@ -179,6 +179,7 @@ pub(crate) fn run_child(p: &Process<'_>, argv: &[String], stdin: Option<Vec<u8>>
         },
         stdout: std::rc::Rc::clone(&p.io.stdout),
         stderr: std::rc::Rc::clone(&p.io.stderr),
+        extra: Default::default(),
     };
     let mut child = Process::new(name, p.cwd, p.env, p.host, &io, p.depth + 1);
     Some(util(&mut child, argv))

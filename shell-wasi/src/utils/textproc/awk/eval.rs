@@ -838,6 +838,7 @@ impl<'a, 'p> Interp<'a, 'p> {
             stdin: Source::bytes(stdin),
             stdout: Rc::clone(&sink),
             stderr: Rc::clone(&self.p.io.stderr),
+            extra: Default::default(),
         };
         let mut child = Process::new(
             "sh",
