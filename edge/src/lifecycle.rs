@@ -257,15 +257,7 @@ async fn finish(
             return;
         }
     };
-    let mut outcome = json!({
-        "model_calls": usage.model_calls,
-        "total_tokens": usage.input_tokens + usage.output_tokens,
-    });
-    match (&output, &error) {
-        (_, Some(error)) => outcome["error"] = json!(error),
-        (Some(output), None) => outcome["output"] = json!(output),
-        _ => {}
-    }
+    let outcome = outcome_event(&usage, output.as_deref(), error.as_ref());
     events.emit(status.event_type(), outcome).await;
     events
         .emit("worker.destroyed", destroyed_event(&settlement))
@@ -274,6 +266,25 @@ async fn finish(
         edge.metrics.run_ended(status, started.elapsed());
     }
     tracing::info!(run_id = %record.id, status = status.as_str(), charged = settlement.charged, "run ended");
+}
+
+/// The data of a run's outcome event (`run.succeeded`, `run.failed`, …):
+/// its model calls and tokens, and its error or else its output.
+pub fn outcome_event(
+    usage: &Usage,
+    output: Option<&str>,
+    error: Option<&RunError>,
+) -> serde_json::Value {
+    let mut outcome = json!({
+        "model_calls": usage.model_calls,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+    });
+    match (output, error) {
+        (_, Some(error)) => outcome["error"] = json!(error),
+        (Some(output), None) => outcome["output"] = json!(output),
+        _ => {}
+    }
+    outcome
 }
 
 pub fn destroyed_event(s: &crate::ledger::Settlement) -> serde_json::Value {

@@ -6,9 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
-
-use crate::lifecycle::destroyed_event;
+use crate::lifecycle::{destroyed_event, outcome_event};
 use crate::run::{RunError, RunRecord, RunStatus};
 use crate::server::Edge;
 use crate::store::{Finish, StoredEvent};
@@ -105,11 +103,7 @@ async fn settle_interrupted(edge: &Edge, run: &RunRecord) -> bool {
         }
     };
     let last = edge.store.last_seq(&run.id).await.unwrap_or(0);
-    let outcome = json!({
-        "model_calls": run.usage.model_calls,
-        "total_tokens": run.usage.input_tokens + run.usage.output_tokens,
-        "error": error,
-    });
+    let outcome = outcome_event(&run.usage, None, Some(&error));
     let events = [
         Event::new(
             last + 1,

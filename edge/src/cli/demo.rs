@@ -13,7 +13,9 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use ephemeral_runtime::{Runtime, RuntimeConfig};
+use std::sync::Arc;
+
+use ephemeral_runtime::Runtime;
 
 use super::keys::defaults;
 use super::timeline_view::{Follow, follow_run};
@@ -21,7 +23,6 @@ use crate::broker::{MODEL_KEY_ENV, MODEL_URL_ENV};
 use crate::config::Config;
 use crate::ids::{key_hash, new_member_key};
 use crate::server::Server;
-use crate::store::Store;
 
 /// The request of SEED.md, as the page sends it.
 pub const SEED_REQUEST: &str = r#"{
@@ -58,14 +59,13 @@ async fn serve_and_follow(json: bool) -> anyhow::Result<ExitCode> {
         .into(),
         ..Config::default()
     };
-    let key = new_member_key();
-    let store = Store::open(None, &config.sqlite_path()).await?;
-    store
-        .create_key("demo", &key_hash(&key), &defaults(&config))
-        .await?;
-    drop(store);
-    warm_python(json).await;
+    let org = defaults(&config);
+    // The server's own store and runtime: nothing is opened or loaded twice.
     let server = Server::start(config).await?;
+    let edge = server.edge();
+    let key = new_member_key();
+    edge.store.create_key("demo", &key_hash(&key), &org).await?;
+    warm_python(edge.runtime.clone(), json).await;
     let base = format!("http://{}", server.local_addr());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::spawn(server.serve(async move {
@@ -107,26 +107,21 @@ fn model_line(real_model: bool) -> String {
 
 /// python3 is compiled for this machine the first time (seconds), then
 /// loaded from the cache: say so rather than stall silently.
-async fn warm_python(quiet: bool) {
+async fn warm_python(runtime: Arc<Runtime>, quiet: bool) {
     let warmed = tokio::task::spawn_blocking(move || {
-        let runtime = Runtime::new(RuntimeConfig::default()).ok()?;
         if !runtime.program_names().iter().any(|p| p == "python3") {
-            return Some(Err(
-                "python3 is not built here: run `./dev demo` to build it".to_string(),
-            ));
+            return Err("python3 is not built here: run `./dev demo` to build it".to_string());
         }
         if !quiet {
             say("loading python3 (compiled once for this machine, then cached)");
         }
-        Some(
-            runtime
-                .program("python3")
-                .map(|_| ())
-                .map_err(|e| format!("python3 unavailable: {e}")),
-        )
+        runtime
+            .program("python3")
+            .map(|_| ())
+            .map_err(|e| format!("python3 unavailable: {e}"))
     })
     .await;
-    if let Ok(Some(Err(message))) = warmed {
+    if let Ok(Err(message)) = warmed {
         say(&message);
     }
 }
