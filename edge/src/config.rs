@@ -37,6 +37,10 @@ pub struct Config {
     pub node_id: Option<String>,
     /// Refuse to run below this isolation (`wasm`, `jail`, `kvm`).
     pub min_isolation: Isolation,
+    /// Use exactly this isolation; the strongest the host supports when
+    /// absent.
+    pub isolation: Option<Isolation>,
+    pub workers: WorkersConfig,
     pub runs: RunsConfig,
     pub orgs: OrgsConfig,
     pub limits: LimitsConfig,
@@ -77,6 +81,35 @@ pub struct LimitsConfig {
     pub runs_per_minute: u32,
     /// Runs in flight per organisation.
     pub concurrent_runs: u32,
+}
+
+/// The jailed workers (isolation `jail`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkersConfig {
+    /// Workers kept ready (jailed, engine warm) for the next runs.
+    pub pool_size: usize,
+    /// The binary run as `BINARY worker`; this executable when absent.
+    pub binary: Option<PathBuf>,
+    /// Memory a worker may use beyond its sandbox's cap (engine, compiled
+    /// components), in MiB: the cgroup's cap is the sum.
+    pub memory_overhead_mib: u64,
+    /// Threads (and processes) one worker may have.
+    pub max_tasks: u64,
+    /// CPU one worker may use, in thousandths of a CPU.
+    pub cpu_millis: u64,
+}
+
+impl Default for WorkersConfig {
+    fn default() -> Self {
+        WorkersConfig {
+            pool_size: 2,
+            binary: None,
+            memory_overhead_mib: ephemeral_worker::host::DEFAULT_MEMORY_OVERHEAD_BYTES >> 20,
+            max_tasks: ephemeral_worker::host::DEFAULT_MAX_TASKS,
+            cpu_millis: ephemeral_worker::host::DEFAULT_CPU_MILLIS,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -172,6 +205,8 @@ impl Default for Config {
             database_url: None,
             node_id: None,
             min_isolation: Isolation::Wasm,
+            isolation: None,
+            workers: WorkersConfig::default(),
             runs: RunsConfig::default(),
             orgs: OrgsConfig::default(),
             limits: LimitsConfig::default(),

@@ -20,7 +20,6 @@ use crate::executor::{
     Executor, Meter, Outcome, RunContext, RunEvents, RunSpec, ScriptExecutor, Unavailable,
 };
 use crate::run::{RunError, RunRecord, RunStatus, Usage};
-use crate::sandbox_host::SandboxHandle;
 use crate::server::Edge;
 use crate::store::Finish;
 use crate::timeline::LiveTimeline;
@@ -84,7 +83,7 @@ async fn drive(
         sandbox_timeout: Duration::from_secs(record.permissions.timeout_seconds),
         ..Limits::default()
     };
-    let sandbox = match SandboxHandle::start(edge.runtime.clone(), limits, files).await {
+    let sandbox = match edge.sandboxes.start(limits, files).await {
         Ok(sandbox) => sandbox,
         Err(e) => {
             let error = RunError::new("sandbox_failed", e.to_string());
@@ -113,6 +112,7 @@ async fn drive(
         .await;
 
     let vm_started = Instant::now();
+    let sandbox_failed = sandbox.failure();
     let mut ctx = RunContext {
         spec,
         events: events.clone(),
@@ -128,13 +128,21 @@ async fn drive(
             _ = tokio::time::sleep_until(deadline.into()) => Ended::TimedOut,
             _ = wait_true(cancel) => Ended::Cancelled,
             _ = wait_true(meter.exceeded()) => Ended::BudgetExceeded,
+            failure = sandbox_failed => Ended::Executor(Outcome::Failed(RunError::new(
+                "sandbox_failed",
+                format!("{}: {}", failure.cause, failure.message),
+            ))),
             ended = tick(edge, &record.id, &meter, vm_started) => ended,
         }
     };
-    // A command still running finishes (within its own limit) on the
-    // sandbox's thread, which then drops it; the run does not wait.
+    // A jailed worker is killed and reaped now; an in-process command
+    // still running finishes within its own limit on its thread.
     if let Some(sandbox) = ctx.sandbox.take() {
-        tokio::spawn(sandbox.destroy());
+        if sandbox.worker_pid().is_some() {
+            sandbox.destroy().await;
+        } else {
+            tokio::spawn(sandbox.destroy());
+        }
     }
     let lifetime = vm_started.elapsed();
     meter.set_compute(compute_micros(edge, lifetime));

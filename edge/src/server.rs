@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use axum::serve::ListenerExt;
 use ephemeral_runtime::{Runtime, RuntimeConfig};
+use ephemeral_worker::WorkerPool;
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, watch};
 
@@ -20,6 +21,7 @@ use crate::config::Config;
 use crate::isolation::Isolation;
 use crate::metrics::Metrics;
 use crate::ratelimit::RateLimiter;
+use crate::sandbox_host::{Sandboxes, jail_config};
 use crate::store::{Store, StoreError};
 use crate::timeline::Hub;
 use crate::{api, recovery, retention};
@@ -38,11 +40,14 @@ pub enum ServerError {
         addr: SocketAddr,
         source: std::io::Error,
     },
-    #[error("this host offers isolation {offered}, below the required minimum {required}")]
+    #[error("this host offers isolation {offered}, below the required minimum {required}: {why}")]
     Isolation {
         offered: &'static str,
         required: &'static str,
+        why: String,
     },
+    #[error("isolation {0} is not available here: {1}")]
+    Unavailable(&'static str, String),
     #[error("server error: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -53,6 +58,8 @@ pub struct Edge {
     pub store: Arc<Store>,
     pub hub: Hub,
     pub runtime: Arc<Runtime>,
+    /// Where runs' sandboxes come from (jailed workers, or in-process).
+    pub sandboxes: Sandboxes,
     pub node_id: String,
     pub isolation: Isolation,
     pub metrics: Metrics,
@@ -123,6 +130,68 @@ impl Edge {
     }
 }
 
+/// The strongest isolation this host offers (or the one the config
+/// names), checked against the required minimum. `kvm` is not built yet.
+async fn choose_sandboxes(
+    config: &Config,
+    runtime: &Arc<Runtime>,
+) -> Result<Sandboxes, ServerError> {
+    let wanted = config.isolation;
+    if wanted == Some(Isolation::Kvm) {
+        return Err(ServerError::Unavailable(
+            Isolation::Kvm.timeline_name(),
+            "this build has no microVM layer".into(),
+        ));
+    }
+    let jail = if wanted == Some(Isolation::Wasm) {
+        Err("the configuration asks for isolation wasm".to_string())
+    } else {
+        jail_config(runtime, config.workers.binary.clone())
+    };
+    let sandboxes = match jail {
+        Ok(mut workers) => {
+            workers.memory_overhead_bytes = config.workers.memory_overhead_mib << 20;
+            workers.max_tasks = config.workers.max_tasks;
+            workers.cpu_millis = config.workers.cpu_millis;
+            // Workers may not write the cache: every program is compiled
+            // into it first.
+            let warm = runtime.clone();
+            tokio::task::spawn_blocking(move || warm.warm_cache())
+                .await
+                .map_err(|e| ServerError::Runtime(e.to_string()))?
+                .map_err(|e| ServerError::Runtime(e.to_string()))?;
+            Sandboxes::Jailed(WorkerPool::start(workers, config.workers.pool_size))
+        }
+        Err(why) if wanted == Some(Isolation::Jail) => {
+            return Err(ServerError::Unavailable(
+                Isolation::Jail.timeline_name(),
+                why,
+            ));
+        }
+        Err(why) => {
+            if config.min_isolation > Isolation::Wasm {
+                return Err(ServerError::Isolation {
+                    offered: Isolation::Wasm.timeline_name(),
+                    required: config.min_isolation.timeline_name(),
+                    why,
+                });
+            }
+            if wanted.is_none() {
+                tracing::warn!(why = %why, "no jailed workers on this host");
+            }
+            Sandboxes::InProcess(runtime.clone())
+        }
+    };
+    if sandboxes.isolation() < config.min_isolation {
+        return Err(ServerError::Isolation {
+            offered: sandboxes.isolation().timeline_name(),
+            required: config.min_isolation.timeline_name(),
+            why: "this build has no microVM layer".into(),
+        });
+    }
+    Ok(sandboxes)
+}
+
 /// A server ready to serve.
 pub struct Server {
     edge: Arc<Edge>,
@@ -132,17 +201,12 @@ pub struct Server {
 impl Server {
     pub async fn start(config: Config) -> Result<Server, ServerError> {
         let store = Store::open(config.database_url.as_deref(), &config.sqlite_path()).await?;
-        let isolation = Isolation::Wasm;
-        if isolation < config.min_isolation {
-            return Err(ServerError::Isolation {
-                offered: isolation.timeline_name(),
-                required: config.min_isolation.timeline_name(),
-            });
-        }
         let runtime = tokio::task::spawn_blocking(|| Runtime::new(RuntimeConfig::default()))
             .await
             .map_err(|e| ServerError::Runtime(e.to_string()))?
             .map_err(|e| ServerError::Runtime(e.to_string()))?;
+        let sandboxes = choose_sandboxes(&config, &runtime).await?;
+        let isolation = sandboxes.isolation();
         let listener =
             TcpListener::bind(config.listen)
                 .await
@@ -158,6 +222,7 @@ impl Server {
             store: Arc::new(store),
             hub: Hub::default(),
             runtime,
+            sandboxes,
             node_id,
             isolation,
             metrics: Metrics::new(),
@@ -166,10 +231,14 @@ impl Server {
             idle: Notify::new(),
         });
         recovery::recover_own(&edge).await;
-        if isolation == Isolation::Wasm {
-            tracing::warn!(
+        match &edge.sandboxes {
+            Sandboxes::InProcess(_) => tracing::warn!(
                 "isolation wasm: sandboxes run inside the server process (development only)"
-            );
+            ),
+            Sandboxes::Jailed(pool) => tracing::info!(
+                pool_size = pool.size(),
+                "isolation jail+wasm: one jailed worker process per run"
+            ),
         }
         Ok(Server { edge, listener })
     }

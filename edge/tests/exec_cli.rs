@@ -43,11 +43,49 @@ fn consecutive_commands_share_one_sandbox() {
 }
 
 #[test]
-fn default_isolation_is_said_not_silent() {
-    let out = ephemeral(&["exec", "--", "true"]);
+fn default_isolation_is_the_jail_here() {
+    // These machines run the tests as root with cgroups: workers are jailed.
+    let out = ephemeral(&["exec", "--", "echo hi"]);
     assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stdout), "hi\n");
     assert!(
-        text(&out.stderr).contains("isolation wasm"),
+        !text(&out.stderr).contains("isolation wasm"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn jailed_exec_streams_output_keeps_state_and_passes_the_status() {
+    let out = ephemeral(&[
+        "exec",
+        "--isolation",
+        "jail",
+        "--",
+        "mkdir -p sub && cd sub && export X=42",
+        "--",
+        "echo $X; pwd; python3 -c 'print(6*7)'; exit 3",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("42\n/tmp/ephemeral-run-"), "{stdout}");
+    assert!(stdout.ends_with("/scratch/sub\n42\n"), "{stdout}");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+}
+
+#[test]
+fn jailed_exec_reports_a_timeout() {
+    let out = ephemeral(&[
+        "exec",
+        "--isolation",
+        "jail",
+        "--timeout",
+        "1",
+        "--",
+        "while true; do :; done",
+    ]);
+    assert_eq!(out.status.code(), Some(124));
+    assert!(
+        text(&out.stderr).contains("limit hit: command_timeout"),
         "{}",
         text(&out.stderr)
     );
@@ -204,8 +242,10 @@ fn doctor_reports_each_layer_in_plain_words() {
         "seccomp",
         "cgroups",
         "landlock",
+        "jail",
         "guest",
-        "isolation this build uses: wasm",
+        // The tests run as root with cgroups: runs are jailed here.
+        "isolation this build uses: jail+wasm",
     ] {
         assert!(stdout.contains(layer), "{layer} missing in:\n{stdout}");
     }

@@ -42,7 +42,7 @@ async fn a_run_goes_through_the_documented_timeline(backend: Backend) {
 
     let run = wait_run(&server.base, &key, &id).await;
     assert_eq!(run["status"], "succeeded", "{run}");
-    assert_eq!(run["isolation"], "wasm");
+    assert_eq!(run["isolation"], "jail+wasm");
     let output = run["output"].as_str().unwrap();
     assert!(
         output.contains("worker\n") && output.contains("from the request\n"),

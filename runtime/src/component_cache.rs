@@ -93,12 +93,16 @@ impl ComponentCache {
         if blake3::hash(body).as_bytes() != checksum {
             return None;
         }
+        drop(bytes);
         // SAFETY: wasmtime requires that deserialized bytes come from
         // `Engine::precompile_*` of a compatible engine and were not
         // tampered with. The checksum proves the body is exactly what
-        // `store` wrote, the file name encodes the engine's compatibility
-        // hash, and wasmtime re-checks that compatibility on load.
-        unsafe { Component::deserialize(engine, body) }.ok()
+        // `store` wrote (entries are replaced by rename, never rewritten in
+        // place), the file name encodes the engine's compatibility hash,
+        // and wasmtime re-checks that compatibility on load. Mapping the
+        // file rather than copying it lets every process that loads the
+        // same entry share its code pages.
+        unsafe { Component::deserialize_file(engine, path) }.ok()
     }
 
     /// Writes an entry atomically: a reader sees the old file, no file, or
@@ -108,6 +112,10 @@ impl ComponentCache {
         let mut tmp = tempfile::NamedTempFile::new_in(&self.dir)?;
         tmp.write_all(compiled)?;
         tmp.write_all(blake3::hash(compiled).as_bytes())?;
+        // Readable by the jailed workers, which run as their own users.
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(fs::Permissions::from_mode(0o644))?;
         tmp.persist(path).map_err(|e| e.error)?;
         Ok(())
     }

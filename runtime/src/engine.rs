@@ -179,6 +179,36 @@ impl Runtime {
         Ok(names)
     }
 
+    /// The folder the programs (`python3.wasm`, …) are found in.
+    pub fn programs_dir(&self) -> PathBuf {
+        self.config
+            .programs_dir
+            .clone()
+            .unwrap_or_else(default_programs_dir)
+    }
+
+    /// Makes sure every program has a compiled entry in the cache without
+    /// keeping it loaded here: what a worker process (which may not write
+    /// the cache) will load. Returns the names compiled now.
+    pub fn warm_cache(&self) -> Result<Vec<String>, Error> {
+        let mut compiled = Vec::new();
+        for (name, slot) in &self.programs {
+            let wasm = std::fs::read(&slot.path).map_err(|e| {
+                Error::Component(name.clone(), format!("{}: {e}", slot.path.display()))
+            })?;
+            let entry = self.cache.entry_path(&self.engine, name, &wasm);
+            if entry.exists() {
+                // Entries from before workers existed were private to us.
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o644));
+            } else {
+                self.cache.load_or_compile(&self.engine, name, &wasm)?;
+                compiled.push(name.clone());
+            }
+        }
+        Ok(compiled)
+    }
+
     /// The names of the programs the shell can run besides its own
     /// utilities, e.g. `python3`.
     pub fn program_names(&self) -> Vec<String> {

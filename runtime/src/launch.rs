@@ -139,13 +139,16 @@ fn classify(
     limiter: &MemoryLimiter,
     deadline: Instant,
 ) -> Result<(i32, Option<LimitHit>), Error> {
+    // A guest that failed after the cap refused it memory (CPython's
+    // `MemoryError`, say) ran into the cap, even if it exited by itself.
+    let memory = |code: i32| (code != 0 && limiter.hit).then_some(LimitHit::Memory);
     let err = match result {
         Ok(Ok(())) => return Ok((0, None)),
-        Ok(Err(())) => return Ok((1, None)),
+        Ok(Err(())) => return Ok((1, memory(1))),
         Err(e) => e,
     };
     if let Some(exit) = err.downcast_ref::<I32Exit>() {
-        return Ok((exit.0, None));
+        return Ok((exit.0, memory(exit.0)));
     }
     if let Some(Trap::Interrupt) = err.downcast_ref::<Trap>() {
         return Ok((EXIT_TIMEOUT, Some(LimitHit::CommandTimeout)));

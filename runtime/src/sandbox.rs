@@ -366,13 +366,18 @@ impl Sandbox {
         })
     }
 
-    /// Ends the sandbox; everything in it is gone.
-    pub fn destroy(self) -> SandboxUsage {
+    /// What the sandbox has used so far.
+    pub fn usage(&self) -> SandboxUsage {
         SandboxUsage {
             commands: self.commands,
             busy: self.busy,
             lifetime: self.created.elapsed(),
         }
+    }
+
+    /// Ends the sandbox; everything in it is gone.
+    pub fn destroy(self) -> SandboxUsage {
+        self.usage()
     }
 
     /// The wall time the next command may use, or `None` if the sandbox's

@@ -21,6 +21,7 @@ use serde_json::json;
 pub use problem::{PROBLEMS, Problem};
 pub use request::MAX_BODY_BYTES;
 
+use crate::sandbox_host::Sandboxes;
 use crate::server::Edge;
 
 pub fn router(edge: Arc<Edge>) -> Router {
@@ -45,7 +46,7 @@ pub fn router(edge: Arc<Edge>) -> Router {
 
 async fn health(State(edge): State<Arc<Edge>>) -> Response {
     let store_ok = edge.store.last_seq("run_health").await.is_ok();
-    let body = json!({
+    let mut body = json!({
         "status": if store_ok && !edge.is_draining() { "ok" } else { "degraded" },
         "node": edge.node_id,
         "store": edge.store.kind(),
@@ -53,6 +54,13 @@ async fn health(State(edge): State<Arc<Edge>>) -> Response {
         "runs_in_flight": edge.runs_in_flight(),
         "draining": edge.is_draining(),
     });
+    if let Sandboxes::Jailed(pool) = &edge.sandboxes {
+        body["workers"] = json!({
+            "pool_size": pool.size(),
+            "ready": pool.ready(),
+            "last_error": pool.last_error(),
+        });
+    }
     let status = if store_ok { 200 } else { 503 };
     (
         axum::http::StatusCode::from_u16(status).unwrap_or_default(),

@@ -22,6 +22,7 @@ use super::timeline_view::{Follow, follow_run};
 use crate::broker::{MODEL_KEY_ENV, MODEL_URL_ENV};
 use crate::config::Config;
 use crate::ids::{key_hash, new_member_key};
+use crate::isolation::Isolation;
 use crate::server::Server;
 
 /// The request of SEED.md, as the page sends it.
@@ -60,12 +61,17 @@ async fn serve_and_follow(json: bool) -> anyhow::Result<ExitCode> {
         ..Config::default()
     };
     let org = defaults(&config);
+    if !json {
+        say("starting a server (python3 is compiled once for this machine, then cached)");
+    }
     // The server's own store and runtime: nothing is opened or loaded twice.
     let server = Server::start(config).await?;
     let edge = server.edge();
     let key = new_member_key();
     edge.store.create_key("demo", &key_hash(&key), &org).await?;
-    warm_python(edge.runtime.clone(), json).await;
+    if edge.isolation == Isolation::Wasm {
+        warm_python(edge.runtime.clone()).await;
+    }
     let base = format!("http://{}", server.local_addr());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::spawn(server.serve(async move {
@@ -73,7 +79,8 @@ async fn serve_and_follow(json: bool) -> anyhow::Result<ExitCode> {
     }));
     if !json {
         say(&format!(
-            "server on {base} (isolation wasm, SQLite in a temporary folder)"
+            "server on {base} (isolation {}, SQLite in a temporary folder)",
+            edge.isolation.timeline_name()
         ));
         say(&model_line(real_model));
     }
@@ -107,13 +114,10 @@ fn model_line(real_model: bool) -> String {
 
 /// python3 is compiled for this machine the first time (seconds), then
 /// loaded from the cache: say so rather than stall silently.
-async fn warm_python(runtime: Arc<Runtime>, quiet: bool) {
+async fn warm_python(runtime: Arc<Runtime>) {
     let warmed = tokio::task::spawn_blocking(move || {
         if !runtime.program_names().iter().any(|p| p == "python3") {
             return Err("python3 is not built here: run `./dev demo` to build it".to_string());
-        }
-        if !quiet {
-            say("loading python3 (compiled once for this machine, then cached)");
         }
         runtime
             .program("python3")

@@ -22,6 +22,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         seccomp(),
         cgroups(),
         landlock(),
+        jail(),
         guest_kernel(),
     ];
     let mut out = std::io::stdout().lock();
@@ -29,11 +30,22 @@ pub fn run() -> anyhow::Result<ExitCode> {
         let status = if f.ok { "ok" } else { "no" };
         let _ = writeln!(out, "{status:<4} {:<12} {}", f.what, f.detail);
     }
+    let jailed = findings.iter().any(|f| f.what == "jail" && f.ok);
+    let (isolation, why) = if jailed {
+        (
+            Isolation::Jail,
+            "a jailed worker process per run; the microVM layer is not built yet",
+        )
+    } else {
+        (
+            Isolation::Wasm,
+            "the sandbox in the server process: this host cannot jail workers",
+        )
+    };
     let _ = writeln!(
         out,
-        "\nisolation this build uses: {} (the sandbox in the server process; \
-         the jailed worker and the microVM are not built yet)",
-        Isolation::Wasm.timeline_name()
+        "\nisolation this build uses: {} ({why})",
+        isolation.timeline_name()
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -145,6 +157,32 @@ fn landlock() -> Finding {
             Some(l) => format!("not enabled (LSMs: {l}); an extra layer only"),
             None => "cannot tell (no /sys/kernel/security/lsm); an extra layer only".into(),
         },
+    }
+}
+
+/// What `jail+wasm` needs: root (uid maps, cgroups), user namespaces and
+/// cgroups with memory and pids.
+fn jail() -> Finding {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let cgroups = ephemeral_worker::host::cgroup::detect();
+    let userns = Path::new("/proc/self/ns/user").exists();
+    let detail = match (root, userns, cgroups) {
+        (false, _, _) => "jailed workers need root (uid maps and cgroups)".to_string(),
+        (_, false, _) => "no user namespaces".to_string(),
+        (_, _, None) => "no usable cgroups for the workers' caps".to_string(),
+        (true, true, Some(version)) => format!(
+            "jailed workers: namespaces, tmpfs root, no capabilities, seccomp, cgroups {}",
+            match version {
+                ephemeral_worker::host::CgroupVersion::V1 => "v1",
+                ephemeral_worker::host::CgroupVersion::V2 => "v2",
+            }
+        ),
+    };
+    Finding {
+        what: "jail",
+        ok: root && userns && cgroups.is_some(),
+        detail,
     }
 }
 

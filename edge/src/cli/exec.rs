@@ -8,9 +8,12 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::{Context, anyhow, bail};
 use clap::{Args, ValueEnum};
 use ephemeral_runtime::{Limits, Runtime, RuntimeConfig, Stream};
+use ephemeral_worker::{ExecEvent, IdleWorker};
+
+use crate::sandbox_host::jail_config;
 
 #[derive(Args)]
 pub struct ExecArgs {
@@ -30,25 +33,13 @@ pub struct ExecArgs {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Isolation {
+pub enum Isolation {
     Kvm,
     Jail,
     Wasm,
 }
 
 pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
-    match args.isolation {
-        Some(Isolation::Kvm) => bail!(
-            "isolation kvm is not available yet: this build has no microVM layer (use --isolation wasm)"
-        ),
-        Some(Isolation::Jail) => bail!(
-            "isolation jail is not available yet: this build has no jailed worker (use --isolation wasm)"
-        ),
-        Some(Isolation::Wasm) => {}
-        None => {
-            eprintln!("ephemeral: isolation wasm (in-process; the strongest this build offers)")
-        }
-    }
     let commands = split_commands(&args.words);
     if commands.is_empty() {
         bail!("no command given: ephemeral exec -- 'COMMAND'");
@@ -63,17 +54,85 @@ pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         memory_bytes: usize::try_from(args.memory_mib << 20).unwrap_or(usize::MAX),
         ..Limits::default()
     };
+    let isolation = match args.isolation {
+        Some(Isolation::Kvm) => bail!(
+            "isolation kvm is not available yet: this build has no microVM layer (use --isolation jail)"
+        ),
+        Some(Isolation::Jail) => Isolation::Jail,
+        Some(Isolation::Wasm) => Isolation::Wasm,
+        None => match jail_config(&runtime, None) {
+            Ok(_) => Isolation::Jail,
+            Err(why) => {
+                eprintln!("ephemeral: isolation wasm (in-process): no jail here: {why}");
+                Isolation::Wasm
+            }
+        },
+    };
+    let status = match isolation {
+        Isolation::Jail => exec_jailed(&runtime, limits, &commands)?,
+        _ => exec_in_process(&runtime, limits, &commands)?,
+    };
+    Ok(ExitCode::from(u8::try_from(status & 0xff).unwrap_or(1)))
+}
+
+fn exec_in_process(
+    runtime: &std::sync::Arc<Runtime>,
+    limits: Limits,
+    commands: &[String],
+) -> anyhow::Result<i32> {
     let mut sandbox = runtime.sandbox().limits(limits).build()?;
     let mut status = 0;
-    for command in &commands {
+    for command in commands {
         let outcome = sandbox.exec(command, write_to_terminal)?;
-        if let Some(limit) = outcome.limit {
-            eprintln!("ephemeral: limit hit: {limit}");
-        }
+        report_limit(outcome.limit);
         status = outcome.exit_code;
     }
     sandbox.destroy();
-    Ok(ExitCode::from(u8::try_from(status & 0xff).unwrap_or(1)))
+    Ok(status)
+}
+
+/// The commands in a jailed worker of their own, as a server's run.
+fn exec_jailed(
+    runtime: &std::sync::Arc<Runtime>,
+    limits: Limits,
+    commands: &[String],
+) -> anyhow::Result<i32> {
+    let config = jail_config(runtime, None).map_err(|why| anyhow!("isolation jail: {why}"))?;
+    runtime
+        .warm_cache()
+        .context("cannot compile the programs for the worker")?;
+    let tokio = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    tokio.block_on(async {
+        let worker = IdleWorker::spawn(&config).await?;
+        let worker = worker.start(limits, Vec::new()).await?;
+        let mut status = 0;
+        for command in commands {
+            let mut events = worker.exec(command, limits.command_timeout);
+            while let Some(event) = events.recv().await {
+                match event {
+                    ExecEvent::Output(stream, data) => write_to_terminal(stream, &data),
+                    ExecEvent::Exit(outcome) => {
+                        report_limit(outcome.limit);
+                        status = outcome.exit_code;
+                    }
+                    ExecEvent::Failed(why) => {
+                        worker.destroy().await;
+                        bail!("the sandbox failed: {why}");
+                    }
+                }
+            }
+        }
+        worker.destroy().await;
+        Ok(status)
+    })
+}
+
+fn report_limit(limit: Option<ephemeral_runtime::LimitHit>) {
+    if let Some(limit) = limit {
+        eprintln!("ephemeral: limit hit: {}", limit.name());
+    }
 }
 
 /// Splits the words after the first `--` at each further `--`.

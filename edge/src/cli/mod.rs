@@ -45,6 +45,12 @@ enum Command {
     /// Organisations' balances and rules.
     #[command(subcommand)]
     Orgs(keys::OrgsCommand),
+    /// (internal) A run's worker process, started by the server in its jail.
+    #[command(hide = true)]
+    Worker {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 pub fn main() -> ExitCode {
@@ -65,6 +71,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Keys(command) => keys::keys(command),
         Command::Orgs(command) => keys::orgs(command),
+        Command::Worker { args } => worker(&args),
     };
     match result {
         Ok(code) => code,
@@ -73,6 +80,14 @@ pub fn main() -> ExitCode {
             ExitCode::from(EXIT_USAGE)
         }
     }
+}
+
+/// The worker: jails itself and serves one run over the descriptor the
+/// server gave it. Its failures reach the server as a frame, not here.
+fn worker(args: &[String]) -> anyhow::Result<ExitCode> {
+    let args = ephemeral_worker::WorkerArgs::parse(args).map_err(anyhow::Error::msg)?;
+    ephemeral_worker::run(args)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Logs go to stderr, quiet unless `RUST_LOG` asks.

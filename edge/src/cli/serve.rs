@@ -53,6 +53,9 @@ pub struct ServeArgs {
     /// Refuse to start below this isolation: wasm, jail or kvm.
     #[arg(long, value_name = "LEVEL", value_parser = parse_isolation)]
     min_isolation: Option<Isolation>,
+    /// Use exactly this isolation (default: the strongest this host offers).
+    #[arg(long, value_name = "LEVEL", value_parser = parse_isolation)]
+    isolation: Option<Isolation>,
     #[command(flatten)]
     data: DataArgs,
 }
@@ -68,6 +71,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(min) = args.min_isolation {
         config.min_isolation = min;
+    }
+    if args.isolation.is_some() {
+        config.isolation = args.isolation;
     }
     let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     rt.block_on(async move {

@@ -64,13 +64,7 @@ impl RunContext {
             result.stderr = "the shell is off for this run\n".into();
             return result;
         };
-        let mut rx = match sandbox.exec(command, timeout) {
-            Ok(rx) => rx,
-            Err(e) => {
-                result.stderr = format!("{e}\n");
-                return result;
-            }
-        };
+        let mut rx = sandbox.exec(command, timeout);
         let mut decoders = [Utf8Carry::default(), Utf8Carry::default()];
         let mut next = rx.recv().await;
         while let Some(event) = next.take() {

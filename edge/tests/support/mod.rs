@@ -47,6 +47,10 @@ pub fn config_for(backend: Backend, data: &Path, database_url: Option<String>) -
         },
         default_model: "ephemeral/script".into(),
         shutdown_grace_seconds: 5,
+        workers: ephemeral_edge::config::WorkersConfig {
+            binary: Some(binary()),
+            ..Default::default()
+        },
         ..Config::default()
     }
 }

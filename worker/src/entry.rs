@@ -1,0 +1,155 @@
+//! The worker process from its first instruction: close what it inherited
+//! by accident, jail itself, warm its engine, lock itself, then serve.
+//! `ephemeral worker` calls [`run`]; so will the microVM's init.
+
+use std::os::fd::{FromRawFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ephemeral_runtime::{Runtime, RuntimeConfig};
+
+use crate::channel::{ChannelError, write_frame};
+use crate::jail::{self, JailError, JailPlan};
+use crate::protocol::FromWorker;
+
+/// The stream's descriptor number in a spawned worker.
+pub const STREAM_FD: RawFd = 3;
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    #[error(transparent)]
+    Jail(#[from] JailError),
+    #[error("the sandbox runtime: {0}")]
+    Runtime(#[from] ephemeral_runtime::Error),
+    #[error(transparent)]
+    Channel(#[from] ChannelError),
+    #[error("the stream: {0}")]
+    Stream(#[from] std::io::Error),
+}
+
+/// How the worker was started.
+#[derive(Debug, Clone)]
+pub struct WorkerArgs {
+    pub fd: RawFd,
+    /// `None`: no jail (the microVM's init, or a development run).
+    pub jail: Option<JailPlan>,
+    pub cache_dir: PathBuf,
+    pub programs_dir: PathBuf,
+}
+
+/// Components a worker may run at once: the shell and a program it starts.
+const COMPONENTS_AT_ONCE: u32 = 4;
+
+pub fn run(args: WorkerArgs) -> Result<(), WorkerError> {
+    close_inherited(args.fd);
+    // SAFETY: the host handed us this descriptor, open, for us alone.
+    let stream = unsafe { UnixStream::from_raw_fd(args.fd) };
+    match start(&args) {
+        Ok(runtime) => Ok(crate::guest::serve(runtime, stream.try_clone()?, stream)?),
+        Err(e) => {
+            // Tell the host why, so the run's error names the cause.
+            let _ = write_frame(
+                &mut &stream,
+                &FromWorker::Error {
+                    message: e.to_string(),
+                },
+            );
+            Err(e)
+        }
+    }
+}
+
+fn start(args: &WorkerArgs) -> Result<Arc<Runtime>, WorkerError> {
+    if let Some(plan) = &args.jail {
+        let landlock = jail::enter(plan)?;
+        tracing::debug!(?landlock, "jail entered");
+    }
+    let runtime = Runtime::new(RuntimeConfig {
+        cache_dir: Some(args.cache_dir.clone()),
+        programs_dir: Some(args.programs_dir.clone()),
+        max_concurrent: COMPONENTS_AT_ONCE,
+        ..RuntimeConfig::default()
+    })?;
+    if args.jail.is_some() {
+        jail::lock()?;
+    }
+    Ok(runtime)
+}
+
+/// Closes every descriptor but stdio and the stream: a descriptor the host
+/// forgot to mark close-on-exec must not reach the sandbox.
+fn close_inherited(keep: RawFd) {
+    for fd in 3..=keep.max(3) {
+        if fd != keep {
+            // SAFETY: closing a descriptor number we do not use.
+            unsafe { libc::close(fd) };
+        }
+    }
+    // SAFETY: close_range with integer arguments.
+    unsafe { libc::syscall(libc::SYS_close_range, keep + 1, u32::MAX, 0) };
+}
+
+impl WorkerArgs {
+    /// Parses what [`crate::host::WorkerConfig`] puts on the command line:
+    /// `--fd N [--no-jail] [--tmpfs-bytes N] [--max-threads N]
+    /// [--max-open-files N] [--bind SOURCE=NAME]…`.
+    pub fn parse(args: &[String]) -> Result<WorkerArgs, String> {
+        let mut fd = STREAM_FD;
+        let mut jail = true;
+        let mut plan = JailPlan {
+            tmpfs_bytes: crate::host::DEFAULT_TMPFS_BYTES,
+            binds: Vec::new(),
+            max_open_files: crate::host::DEFAULT_MAX_OPEN_FILES,
+            max_threads: crate::host::DEFAULT_MAX_TASKS,
+        };
+        let mut cache_dir = None;
+        let mut programs_dir = None;
+        let mut it = args.iter();
+        while let Some(flag) = it.next() {
+            if flag == "--no-jail" {
+                jail = false;
+                continue;
+            }
+            let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
+            let number = || {
+                value
+                    .parse::<u64>()
+                    .map_err(|_| format!("{flag}: {value:?} is not a number"))
+            };
+            match flag.as_str() {
+                "--fd" => fd = number()? as RawFd,
+                "--tmpfs-bytes" => plan.tmpfs_bytes = number()?,
+                "--max-threads" => plan.max_threads = number()?,
+                "--max-open-files" => plan.max_open_files = number()?,
+                "--bind" => {
+                    let (source, name) = value
+                        .split_once('=')
+                        .ok_or_else(|| format!("--bind {value:?}: expected SOURCE=NAME"))?;
+                    match name {
+                        "cache" => cache_dir = Some(PathBuf::from(source)),
+                        "programs" => programs_dir = Some(PathBuf::from(source)),
+                        _ => {}
+                    }
+                    plan.binds.push(jail::Bind {
+                        source: PathBuf::from(source),
+                        name: name.to_string(),
+                    });
+                }
+                other => return Err(format!("unknown worker option {other}")),
+            }
+        }
+        // Inside the jail the binds sit at `/NAME`; without it, where they are.
+        let place = |dir: Option<PathBuf>, name: &str| match (jail, dir) {
+            (true, _) => jail::inside(name),
+            (false, Some(dir)) => dir,
+            (false, None) => jail::inside(name),
+        };
+        Ok(WorkerArgs {
+            fd,
+            cache_dir: place(cache_dir, "cache"),
+            programs_dir: place(programs_dir, "programs"),
+            jail: jail.then_some(plan),
+        })
+    }
+}

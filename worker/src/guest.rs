@@ -1,0 +1,156 @@
+//! The worker's main loop: one sandbox, driven by frames from the host.
+//!
+//! The loop runs after the jail is in place (or, in the microVM, as the
+//! guest's init); it knows nothing of either. Requests are handled in
+//! order; a command's output goes out as frames while it runs, on the same
+//! stream, and its `Exit` follows its last output. A frame the worker
+//! cannot decode ends the worker: the host sees the stream close and the
+//! process exit, and fails the run with that cause.
+
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use ephemeral_runtime::{Runtime, Sandbox, Stream};
+
+use crate::channel::{ChannelError, read_frame, write_frame};
+use crate::probe;
+use crate::protocol::{FromWorker, ToWorker, VERSION, WireExit, WireUsage};
+
+/// The writing half, shared with the output sink of the running command.
+type Outbox<W> = Arc<Mutex<W>>;
+
+fn send<W: Write>(out: &Outbox<W>, message: &FromWorker) -> Result<(), ChannelError> {
+    let mut writer = out.lock().unwrap_or_else(PoisonError::into_inner);
+    write_frame(&mut *writer, message)
+}
+
+/// Serves one run: announces `Ready`, then answers requests until
+/// `Destroy` or the end of the stream.
+pub fn serve<R, W>(runtime: Arc<Runtime>, mut reader: R, writer: W) -> Result<(), ChannelError>
+where
+    R: Read,
+    W: Write + Send + 'static,
+{
+    let out: Outbox<W> = Arc::new(Mutex::new(writer));
+    send(
+        &out,
+        &FromWorker::Ready {
+            version: VERSION,
+            pid: std::process::id(),
+        },
+    )?;
+    let mut sandbox: Option<Sandbox> = None;
+    let mut buf = Vec::new();
+    loop {
+        let request: ToWorker = match read_frame(&mut reader, &mut buf) {
+            Ok(request) => request,
+            Err(ChannelError::Closed) => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        let reply = match request {
+            ToWorker::Start { limits } => start(&runtime, &mut sandbox, limits.into()),
+            ToWorker::PutFile { path, contents } => match sandbox.as_mut() {
+                None => not_started(),
+                Some(s) => match s.put_file(&path, &contents) {
+                    Ok(()) => FromWorker::FileWritten { path },
+                    Err(e) => FromWorker::Error {
+                        message: format!("{path}: {e}"),
+                    },
+                },
+            },
+            ToWorker::Exec {
+                id,
+                command,
+                timeout_ms,
+            } => match sandbox.as_mut() {
+                None => not_started(),
+                Some(s) => exec(s, &out, id, &command, timeout_ms),
+            },
+            ToWorker::Usage => FromWorker::Usage {
+                usage: sandbox
+                    .as_ref()
+                    .map(|s| WireUsage::from(&s.usage()))
+                    .unwrap_or_default(),
+            },
+            ToWorker::Destroy => {
+                let usage = sandbox
+                    .take()
+                    .map(|s| WireUsage::from(&s.destroy()))
+                    .unwrap_or_default();
+                return send(&out, &FromWorker::Destroyed { usage });
+            }
+            ToWorker::Probe { probe } => {
+                let (refused, detail) = probe::attempt(&probe);
+                FromWorker::ProbeResult {
+                    probe,
+                    refused,
+                    detail,
+                }
+            }
+        };
+        send(&out, &reply)?;
+    }
+}
+
+fn not_started() -> FromWorker {
+    FromWorker::Error {
+        message: "the sandbox is not started".into(),
+    }
+}
+
+fn start(
+    runtime: &Arc<Runtime>,
+    sandbox: &mut Option<Sandbox>,
+    limits: ephemeral_runtime::Limits,
+) -> FromWorker {
+    if sandbox.is_some() {
+        // One worker, one sandbox: never reused for another run.
+        return FromWorker::Error {
+            message: "this worker already has a sandbox".into(),
+        };
+    }
+    match runtime.sandbox().limits(limits).build() {
+        Ok(s) => {
+            *sandbox = Some(s);
+            FromWorker::Started
+        }
+        Err(e) => FromWorker::Error {
+            message: e.to_string(),
+        },
+    }
+}
+
+fn exec<W: Write + Send + 'static>(
+    sandbox: &mut Sandbox,
+    out: &Outbox<W>,
+    id: u32,
+    command: &str,
+    timeout_ms: u64,
+) -> FromWorker {
+    sandbox.set_command_timeout(Duration::from_millis(timeout_ms));
+    let sink = {
+        let out = out.clone();
+        move |stream: Stream, data: &[u8]| {
+            let chunk = FromWorker::Output {
+                id,
+                stream: stream.into(),
+                data: data.to_vec(),
+            };
+            // A host that stopped reading will see the worker killed; the
+            // command itself carries on to its limit.
+            let _ = send(&out, &chunk);
+        }
+    };
+    let exit = match sandbox.exec(command, sink) {
+        Ok(outcome) => WireExit::from(&outcome),
+        Err(e) => WireExit {
+            exit_code: 1,
+            duration_us: 0,
+            limit: None,
+            truncated: false,
+            error: Some(e.to_string()),
+        },
+    };
+    FromWorker::Exit { id, exit }
+}

@@ -1,0 +1,115 @@
+//! The jail a worker puts itself in before it reads any request data,
+//! modelled on Firecracker's jailer.
+//!
+//! The host has already made the process (see `host::spawn`): new user,
+//! mount, PID, network, IPC and UTS namespaces, a cgroup with the run's
+//! caps, inner uid 0 mapped to the host's root only for the set-up below and
+//! an unprivileged inner uid mapped to a host uid of its own. Here the
+//! worker, in order:
+//! 1. [`enter`]: a cgroup namespace of its own; every mount private; a new
+//!    root on a size-capped tmpfs holding only read-only binds of what it
+//!    needs (the precompiled component cache, the programs, its binary);
+//!    the host's tree detached; the root made read-only; a hostname; rlimits;
+//!    the capability bounding set emptied; `no_new_privs`; Landlock.
+//! 2. (the caller warms the engine: it may read the cache as root-owned files)
+//! 3. [`lock`]: becomes the unprivileged uid (every capability gone, in
+//!    every thread) and installs the seccomp allow-list on every thread.
+//!
+//! The network namespace has only a loopback that is never brought up.
+
+mod credentials;
+mod landlock_rules;
+mod mounts;
+mod rlimits;
+pub mod seccomp;
+
+use std::io;
+use std::path::PathBuf;
+
+pub use mounts::Bind;
+
+/// The inner uid/gid the worker runs as once locked; the host maps it to a
+/// host uid used by no other worker.
+pub const WORKER_UID: u32 = 1000;
+/// Where the host maps [`WORKER_UID`]: `HOST_UID_BASE + the worker's pid`.
+pub const HOST_UID_BASE: u32 = 200_000;
+/// The worker's hostname.
+pub const HOSTNAME: &str = "ephemeral-worker";
+
+#[derive(Debug, thiserror::Error)]
+pub enum JailError {
+    #[error("jail step {step}: {source}")]
+    Step {
+        step: &'static str,
+        #[source]
+        source: io::Error,
+    },
+    #[error("landlock: {0}")]
+    Landlock(String),
+    #[error("seccomp: {0}")]
+    Seccomp(String),
+}
+
+impl JailError {
+    pub(crate) fn step(step: &'static str) -> impl FnOnce(io::Error) -> JailError {
+        move |source| JailError::Step { step, source }
+    }
+}
+
+/// What the jail is made of.
+#[derive(Debug, Clone)]
+pub struct JailPlan {
+    /// Size cap of the root tmpfs.
+    pub tmpfs_bytes: u64,
+    /// Host paths bound read-only into the new root.
+    pub binds: Vec<Bind>,
+    /// Open files at once.
+    pub max_open_files: u64,
+    /// Threads of the worker's host uid (there is only this worker).
+    pub max_threads: u64,
+}
+
+/// What is left in place after [`enter`], reported by the worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LandlockStatus {
+    Enforced,
+    Partial,
+    Unavailable,
+}
+
+/// Steps 1 of the module docs. Must run before any other thread exists.
+pub fn enter(plan: &JailPlan) -> Result<LandlockStatus, JailError> {
+    mounts::unshare_cgroup()?;
+    mounts::build_root(plan.tmpfs_bytes, &plan.binds)?;
+    set_hostname()?;
+    rlimits::apply(plan)?;
+    credentials::drop_bounding_set()?;
+    credentials::set_no_new_privs()?;
+    landlock_rules::restrict_to_read_only()
+}
+
+/// Step 3: after this the worker holds no privilege of any kind.
+pub fn lock() -> Result<(), JailError> {
+    credentials::become_unprivileged()?;
+    seccomp::install()
+}
+
+fn set_hostname() -> Result<(), JailError> {
+    // SAFETY: the pointer and length describe a live byte string.
+    let rc = unsafe { libc::sethostname(HOSTNAME.as_ptr().cast(), HOSTNAME.len()) };
+    check(rc).map_err(JailError::step("sethostname"))
+}
+
+/// `-1` → the thread's errno.
+pub(crate) fn check(rc: libc::c_int) -> io::Result<()> {
+    if rc == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Where a bind lands inside the jail.
+pub fn inside(name: &str) -> PathBuf {
+    PathBuf::from("/").join(name)
+}
