@@ -1,5 +1,32 @@
-//! The microVM layer: a small VMM on KVM, the guest kernel and initramfs, the
-//! guest agent, the host↔guest channel, snapshot and restore.
+//! `ephemeral-vm`: a small VMM on KVM, the future home of the per-run
+//! microVM.
 //!
-//! Empty on purpose: the microVM issue fills it. Until then every sandbox
-//! runs with isolation `wasm` (in-process) and says so.
+//! What this crate owns today: opening `/dev/kvm` and naming the KVM behind
+//! it; guest memory; entering 64-bit long mode directly (no firmware); a run
+//! loop with typed exits and a deadline that holds even when the guest never
+//! exits; saving and restoring a vCPU's state; and [`self_test`], which says
+//! whether this host runs guests and what an exit costs.
+//!
+//! Not yet here: Linux guests, virtio devices, whole-VM snapshots. Until
+//! they land, sandboxes run with isolation `wasm` and say so.
+
+#[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+compile_error!("ephemeral-vm supports only Linux on x86-64");
+
+pub mod arch;
+pub mod exit;
+pub mod kvm;
+pub mod memory;
+pub mod selftest;
+pub mod vcpu;
+pub mod vcpu_state;
+pub mod vm;
+pub mod watchdog;
+
+pub use exit::{Bus, Exit, OpenBus};
+pub use kvm::{Capabilities, Kvm, KvmError, KvmKind};
+pub use memory::{GuestMemory, MemoryError};
+pub use selftest::{Failure, SelfTest, self_test, self_test_with_guest};
+pub use vcpu::{Flow, RunEnd, RunReport, Vcpu, VcpuError};
+pub use vcpu_state::{StateError, VcpuState};
+pub use vm::{Vm, VmConfig, VmError};

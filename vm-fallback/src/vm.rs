@@ -1,0 +1,168 @@
+//! One VM: its KVM handle, its guest memory, and the settings every vCPU of
+//! it shares (CPUID, the MSRs to save, whether an irqchip exists).
+//!
+//! Not here: running (`vcpu.rs`), devices, or more than the one memory
+//! region from `memory.rs`.
+
+use std::sync::Arc;
+
+use kvm_bindings::CpuId;
+use kvm_ioctls::{Cap, VmFd};
+use vm_memory::GuestAddress;
+
+use crate::arch::x86_64::{self as arch, cpuid, msr};
+use crate::kvm::{Capabilities, Kvm, KvmError};
+use crate::memory::{GuestMemory, MemoryError};
+use crate::vcpu::{Vcpu, VcpuError, VcpuFeatures};
+
+/// Where KVM on Intel VMX may keep the three pages it needs to emulate real
+/// mode: just below the 4 GiB boundary, far above any RAM here. Our guests
+/// never enter real mode, but a vCPU starts in it, so it is set when KVM
+/// offers it.
+const KVM_TSS_ADDRESS: usize = 0xFFFB_D000;
+
+/// Guest memory when a caller does not say: room for the fixed layout and a
+/// few MiB of data.
+const DEFAULT_MEMORY_MIB: usize = 8;
+
+/// Errors from creating a VM or its vCPUs.
+#[derive(Debug, thiserror::Error)]
+pub enum VmError {
+    /// `KVM_CREATE_VM` failed.
+    #[error("KVM cannot create a VM: {0}")]
+    Create(#[source] vmm_sys_util::errno::Error),
+    /// A query to `/dev/kvm` failed.
+    #[error(transparent)]
+    Kvm(#[from] KvmError),
+    /// Guest memory could not be set up.
+    #[error(transparent)]
+    Memory(#[from] MemoryError),
+    /// An irqchip was asked for and KVM refused it.
+    #[error("KVM refused to create an in-kernel irqchip: {0}")]
+    Irqchip(#[source] vmm_sys_util::errno::Error),
+    /// `KVM_CREATE_VCPU` failed.
+    #[error("KVM cannot create vCPU {index}: {source}")]
+    CreateVcpu {
+        /// The vCPU index.
+        index: u8,
+        /// The ioctl error.
+        #[source]
+        source: vmm_sys_util::errno::Error,
+    },
+    /// Setting up a new vCPU failed.
+    #[error(transparent)]
+    Vcpu(#[from] VcpuError),
+    /// The program or the long-mode scaffolding did not fit.
+    #[error(transparent)]
+    Setup(#[from] arch::SetupError),
+}
+
+/// What to build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VmConfig {
+    /// Guest RAM in MiB; at least `layout::MIN_MEMORY_BYTES` for programs
+    /// loaded with [`Vm::load_program`].
+    pub memory_mib: usize,
+    /// Create an in-kernel irqchip (PIC, IOAPIC and a local APIC per vCPU).
+    pub irqchip: bool,
+}
+
+impl Default for VmConfig {
+    fn default() -> Self {
+        VmConfig {
+            memory_mib: DEFAULT_MEMORY_MIB,
+            irqchip: false,
+        }
+    }
+}
+
+/// A VM with its memory registered.
+#[derive(Debug)]
+pub struct Vm {
+    fd: VmFd,
+    memory: Arc<GuestMemory>,
+    cpuid: CpuId,
+    features: VcpuFeatures,
+}
+
+impl Vm {
+    /// Creates a VM with `config.memory_mib` MiB of RAM at address 0.
+    pub fn new(kvm: &Kvm, config: VmConfig) -> Result<Self, VmError> {
+        let fd = kvm.fd().create_vm().map_err(VmError::Create)?;
+        let memory = Arc::new(GuestMemory::new(config.memory_mib)?);
+        memory.register(&fd)?;
+        if kvm.fd().check_extension(Cap::SetTssAddr)
+            && let Err(e) = fd.set_tss_address(KVM_TSS_ADDRESS)
+        {
+            tracing::debug!(error = %e, "KVM_SET_TSS_ADDR refused; only real mode needs it");
+        }
+        if config.irqchip {
+            fd.create_irq_chip().map_err(VmError::Irqchip)?;
+        }
+        let features = VcpuFeatures {
+            irqchip: config.irqchip,
+            caps: kvm.capabilities(),
+            msrs: saveable_msrs(kvm).into(),
+        };
+        Ok(Vm {
+            fd,
+            memory,
+            cpuid: kvm.supported_cpuid()?,
+            features,
+        })
+    }
+
+    /// Guest RAM.
+    pub fn memory(&self) -> &GuestMemory {
+        &self.memory
+    }
+
+    /// The optional KVM extensions this VM's vCPUs may use.
+    pub fn capabilities(&self) -> Capabilities {
+        self.features.caps
+    }
+
+    /// Whether an in-kernel irqchip exists.
+    pub fn has_irqchip(&self) -> bool {
+        self.features.irqchip
+    }
+
+    /// The MSRs saved with each vCPU's state.
+    pub fn saved_msrs(&self) -> &[u32] {
+        &self.features.msrs
+    }
+
+    /// Writes the long-mode scaffolding (GDT, page tables) and `program`
+    /// into guest memory; returns the entry point for
+    /// [`Vcpu::enter_long_mode`].
+    pub fn load_program(&self, program: &[u8]) -> Result<GuestAddress, VmError> {
+        Ok(arch::load_long_mode_program(&self.memory, program)?)
+    }
+
+    /// Creates vCPU `index` with its CPUID set. Its registers are KVM's reset
+    /// state (real mode) until [`Vcpu::enter_long_mode`] or a state restore.
+    pub fn create_vcpu(&self, index: u8) -> Result<Vcpu, VmError> {
+        let fd = self
+            .fd
+            .create_vcpu(u64::from(index))
+            .map_err(|source| VmError::CreateVcpu { index, source })?;
+        let vcpu = Vcpu::new(fd, index, self.features.clone(), Arc::clone(&self.memory));
+        vcpu.set_cpuid(&cpuid::for_vcpu(&self.cpuid, index))?;
+        Ok(vcpu)
+    }
+
+    // No accessor for the VM fd: a vCPU made from it directly would not hold
+    // guest memory alive (see `memory.rs`).
+}
+
+/// Our fixed MSR list cut to what KVM reports it can save. A KVM whose
+/// index list cannot be read gets no MSRs saved rather than no VM.
+fn saveable_msrs(kvm: &Kvm) -> Vec<u32> {
+    match kvm.msr_index_list() {
+        Ok(list) => msr::saveable(&list),
+        Err(e) => {
+            tracing::warn!(error = %e, "no MSRs will be saved with vCPU state");
+            Vec::new()
+        }
+    }
+}
