@@ -14,8 +14,11 @@
 compile_error!("ephemeral-vm supports only Linux on x86-64");
 
 pub mod arch;
+pub mod devices;
 pub mod exit;
+pub mod initramfs;
 pub mod kvm;
+pub mod linux;
 pub mod memory;
 pub mod selftest;
 pub mod vcpu;

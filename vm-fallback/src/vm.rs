@@ -40,6 +40,18 @@ pub enum VmError {
     /// An irqchip was asked for and KVM refused it.
     #[error("KVM refused to create an in-kernel irqchip: {0}")]
     Irqchip(#[source] vmm_sys_util::errno::Error),
+    /// `KVM_CREATE_PIT2` failed.
+    #[error("KVM refused to create a PIT: {0}")]
+    Pit(#[source] vmm_sys_util::errno::Error),
+    /// `KVM_IRQFD` failed.
+    #[error("KVM refused an irqfd for interrupt {gsi}: {source}")]
+    Irqfd {
+        /// The interrupt line.
+        gsi: u32,
+        /// The ioctl error.
+        #[source]
+        source: vmm_sys_util::errno::Error,
+    },
     /// `KVM_CREATE_VCPU` failed.
     #[error("KVM cannot create vCPU {index}: {source}")]
     CreateVcpu {
@@ -117,6 +129,11 @@ impl Vm {
         &self.memory
     }
 
+    /// Guest RAM, shared: for device threads that move data into it.
+    pub fn memory_handle(&self) -> Arc<GuestMemory> {
+        Arc::clone(&self.memory)
+    }
+
     /// The optional KVM extensions this VM's vCPUs may use.
     pub fn capabilities(&self) -> Capabilities {
         self.features.caps
@@ -149,6 +166,27 @@ impl Vm {
         let vcpu = Vcpu::new(fd, index, self.features.clone(), Arc::clone(&self.memory));
         vcpu.set_cpuid(&cpuid::for_vcpu(&self.cpuid, index))?;
         Ok(vcpu)
+    }
+
+    /// Adds the in-kernel i8254 timer (after the irqchip): the clock a
+    /// Linux guest calibrates against. Its speaker port is a dummy.
+    pub fn create_pit(&self) -> Result<(), VmError> {
+        let config = kvm_bindings::kvm_pit_config {
+            flags: kvm_bindings::KVM_PIT_SPEAKER_DUMMY,
+            ..Default::default()
+        };
+        self.fd.create_pit2(config).map_err(VmError::Pit)
+    }
+
+    /// Makes a write to `event` raise interrupt line `gsi` in the guest.
+    pub fn register_irqfd(
+        &self,
+        event: &vmm_sys_util::eventfd::EventFd,
+        gsi: u32,
+    ) -> Result<(), VmError> {
+        self.fd
+            .register_irqfd(event, gsi)
+            .map_err(|source| VmError::Irqfd { gsi, source })
     }
 
     // No accessor for the VM fd: a vCPU made from it directly would not hold

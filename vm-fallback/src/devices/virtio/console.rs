@@ -1,0 +1,183 @@
+//! The virtio console (virtio 1.2, 5.3), single port: queue 0 carries
+//! bytes to the guest (`/dev/hvc0` reads them), queue 1 bytes from it. The
+//! host's side is a byte stream: what the guest writes goes to a sink as
+//! whole descriptor chains; what the host pushes fills the guest's receive
+//! buffers as they come. Shared between the vCPU thread (register access)
+//! and the host's I/O thread (pushing data), behind one lock.
+
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use virtio_queue::{Queue, QueueT};
+use vmm_sys_util::eventfd::EventFd;
+
+use super::mmio::{Action, Transport};
+use super::{DEVICE_CONSOLE, F_VERSION_1};
+use crate::memory::GuestMemory;
+
+const RX: usize = 0;
+const TX: usize = 1;
+/// Entries per queue the device offers.
+const QUEUE_SIZE: u16 = 256;
+/// `InterruptStatus` bit: a used buffer was returned.
+const INT_USED_BUFFER: u32 = 1;
+/// Bytes from the host waiting for guest buffers, at most: past this the
+/// host's pushes wait (backpressure instead of unbounded memory).
+pub const MAX_PENDING: usize = 4 << 20;
+
+/// Where the guest's output goes.
+pub type ConsoleSink = Box<dyn Write + Send>;
+
+struct State {
+    transport: Transport,
+    pending: VecDeque<u8>,
+    sink: ConsoleSink,
+    /// Bytes moved each way, and queue notifications seen.
+    pub to_guest: u64,
+    pub from_guest: u64,
+    pub notifies: u64,
+}
+
+/// The console, cheap to clone: every clone is the same device.
+#[derive(Clone)]
+pub struct VirtioConsole {
+    state: Arc<Mutex<State>>,
+    memory: Arc<GuestMemory>,
+    irq: Arc<EventFd>,
+}
+
+impl VirtioConsole {
+    pub fn new(memory: Arc<GuestMemory>, irq: EventFd, sink: ConsoleSink) -> VirtioConsole {
+        let queues = (0..2)
+            .map(|_| Queue::new(QUEUE_SIZE).expect("a power-of-two queue size is valid"))
+            .collect();
+        VirtioConsole {
+            state: Arc::new(Mutex::new(State {
+                transport: Transport::new(DEVICE_CONSOLE, F_VERSION_1, queues),
+                pending: VecDeque::new(),
+                sink,
+                to_guest: 0,
+                from_guest: 0,
+                notifies: 0,
+            })),
+            memory,
+            irq: Arc::new(irq),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A register read at `offset` in the device's window.
+    pub fn mmio_read(&self, offset: u64, data: &mut [u8]) {
+        let value = self.lock().transport.read(offset & !3);
+        let bytes = value.to_le_bytes();
+        let start = (offset & 3) as usize;
+        for (i, b) in data.iter_mut().enumerate() {
+            *b = bytes.get(start + i).copied().unwrap_or(0);
+        }
+    }
+
+    /// A register write at `offset`.
+    pub fn mmio_write(&self, offset: u64, data: &[u8]) {
+        let mut bytes = [0u8; 4];
+        for (b, d) in bytes.iter_mut().zip(data) {
+            *b = *d;
+        }
+        let mut state = self.lock();
+        match state.transport.write(offset, u32::from_le_bytes(bytes)) {
+            Action::Notify(queue) => {
+                state.notifies += 1;
+                match queue as usize {
+                    TX => self.drain_tx(&mut state),
+                    RX => self.fill_rx(&mut state),
+                    _ => {}
+                }
+            }
+            Action::Reset => state.pending.clear(),
+            Action::None => {}
+        }
+    }
+
+    /// Queues `data` for the guest and fills whatever receive buffers it
+    /// has posted. Returns how many bytes were accepted (fewer when
+    /// [`MAX_PENDING`] is reached).
+    pub fn push(&self, data: &[u8]) -> usize {
+        let mut state = self.lock();
+        let room = MAX_PENDING.saturating_sub(state.pending.len());
+        let take = data.len().min(room);
+        state.pending.extend(&data[..take]);
+        self.fill_rx(&mut state);
+        take
+    }
+
+    /// `(to guest, from guest, notifications)` so far.
+    pub fn counters(&self) -> (u64, u64, u64) {
+        let s = self.lock();
+        (s.to_guest, s.from_guest, s.notifies)
+    }
+
+    /// Whether the guest's driver is up.
+    pub fn ready(&self) -> bool {
+        let s = self.lock();
+        s.transport.driver_ok() && s.transport.queues[RX].ready()
+    }
+
+    fn drain_tx(&self, state: &mut State) {
+        let mem = self.memory.mmap();
+        let mut used = false;
+        while let Some(chain) = state.transport.queues[TX].pop_descriptor_chain(mem) {
+            let head = chain.head_index();
+            let mut buf = Vec::new();
+            if let Ok(mut reader) = chain.reader(mem) {
+                let _ = reader.read_to_end(&mut buf);
+            }
+            state.from_guest += buf.len() as u64;
+            if let Err(e) = state.sink.write_all(&buf).and_then(|_| state.sink.flush()) {
+                tracing::debug!(error = %e, "console sink closed");
+            }
+            let _ = state.transport.queues[TX].add_used(mem, head, 0);
+            used = true;
+        }
+        if used {
+            self.interrupt(state);
+        }
+    }
+
+    fn fill_rx(&self, state: &mut State) {
+        if state.pending.is_empty() || !state.transport.driver_ok() {
+            return;
+        }
+        let mem = self.memory.mmap();
+        let mut used = false;
+        while !state.pending.is_empty() {
+            let Some(chain) = state.transport.queues[RX].pop_descriptor_chain(mem) else {
+                break;
+            };
+            let head = chain.head_index();
+            let written = match chain.writer(mem) {
+                Ok(mut writer) => {
+                    let n = writer.available_bytes().min(state.pending.len());
+                    let chunk: Vec<u8> = state.pending.drain(..n).collect();
+                    writer.write_all(&chunk).map(|_| n).unwrap_or(0)
+                }
+                Err(_) => 0,
+            };
+            state.to_guest += written as u64;
+            let _ = state.transport.queues[RX].add_used(mem, head, written as u32);
+            used = true;
+        }
+        if used {
+            self.interrupt(state);
+        }
+    }
+
+    fn interrupt(&self, state: &mut State) {
+        state.transport.interrupt_status |= INT_USED_BUFFER;
+        if let Err(e) = self.irq.write(1) {
+            tracing::warn!(error = %e, "cannot interrupt the guest");
+        }
+    }
+}

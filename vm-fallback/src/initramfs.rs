@@ -1,0 +1,108 @@
+//! The guest's initramfs, generated here (newc cpio, uncompressed): the
+//! init program and what it needs, plus the one device node the kernel
+//! wants before init runs, `/dev/console`, since devtmpfs is not mounted
+//! over an initramfs. Everything is owned by root; nothing comes from the
+//! host's filesystem but the files named.
+
+use std::io::{self, Write};
+
+use cpio::newc::Builder;
+
+/// Character device numbers of `/dev/console` (devices.txt: 5, 1).
+const CONSOLE_MAJOR: u32 = 5;
+const CONSOLE_MINOR: u32 = 1;
+const S_IFDIR: u32 = 0o040_000;
+const S_IFREG: u32 = 0o100_000;
+const S_IFCHR: u32 = 0o020_000;
+
+/// One entry of the archive.
+#[derive(Debug, Clone)]
+pub enum Entry {
+    Dir {
+        path: String,
+    },
+    File {
+        path: String,
+        mode: u32,
+        data: Vec<u8>,
+    },
+}
+
+/// An archive with `init` as `/init`, the folders a guest expects, and
+/// `files`.
+pub fn build(init: &[u8], files: &[Entry]) -> io::Result<Vec<u8>> {
+    let mut entries = vec![
+        Entry::Dir { path: "dev".into() },
+        Entry::Dir {
+            path: "proc".into(),
+        },
+        Entry::Dir { path: "sys".into() },
+        Entry::Dir { path: "tmp".into() },
+        Entry::File {
+            path: "init".into(),
+            mode: 0o755,
+            data: init.to_vec(),
+        },
+    ];
+    entries.extend_from_slice(files);
+    let mut out = Vec::with_capacity(init.len() + 4096);
+    let mut ino = 1;
+    for entry in &entries {
+        ino += 1;
+        out = write_entry(out, entry, ino)?;
+    }
+    ino += 1;
+    let console = Builder::new("dev/console")
+        .ino(ino)
+        .mode(S_IFCHR | 0o600)
+        .nlink(1)
+        .rdev_major(CONSOLE_MAJOR)
+        .rdev_minor(CONSOLE_MINOR);
+    out = console.write(out, 0).finish()?;
+    cpio::newc::trailer(out)
+}
+
+fn write_entry(out: Vec<u8>, entry: &Entry, ino: u32) -> io::Result<Vec<u8>> {
+    match entry {
+        Entry::Dir { path } => Builder::new(path)
+            .ino(ino)
+            .mode(S_IFDIR | 0o755)
+            .nlink(2)
+            .write(out, 0)
+            .finish(),
+        Entry::File { path, mode, data } => {
+            let len = u32::try_from(data.len())
+                .map_err(|_| io::Error::other(format!("{path} is too big for a cpio archive")))?;
+            let mut w = Builder::new(path)
+                .ino(ino)
+                .mode(S_IFREG | mode)
+                .nlink(1)
+                .write(out, len);
+            w.write_all(data)?;
+            w.finish()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_archive_holds_init_and_the_console() {
+        let archive = build(b"\x7fELF...", &[]).unwrap();
+        let mut names = Vec::new();
+        let mut rest: &[u8] = &archive;
+        loop {
+            let reader = cpio::NewcReader::new(rest).unwrap();
+            if reader.entry().is_trailer() {
+                break;
+            }
+            names.push((reader.entry().name().to_string(), reader.entry().mode()));
+            rest = reader.finish().unwrap();
+        }
+        assert!(names.contains(&("init".to_string(), S_IFREG | 0o755)));
+        assert!(names.contains(&("dev/console".to_string(), S_IFCHR | 0o600)));
+        assert_eq!(archive.len() % 4, 0);
+    }
+}

@@ -1,0 +1,271 @@
+//! Booting a Linux guest with the 64-bit boot protocol: the kernel's ELF
+//! (`vmlinux`) loaded where it asks, a zero page with the e820 map, the
+//! command line and the initramfs, and the vCPU entered at `startup_64` in
+//! long mode — no firmware, no real mode. The VM gets an in-kernel irqchip
+//! and PIT, COM1 for its console and the i8042 reset line as its "done".
+//!
+//! This is `builder.rs` for Linux guests: the wiring in one place. Not
+//! here yet: virtio devices, snapshots of a booted guest.
+
+mod zero_page;
+
+use std::cell::RefCell;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use linux_loader::loader::{Elf, KernelLoader};
+use vm_memory::{GuestAddress, GuestMemoryBackend};
+use vmm_sys_util::eventfd::EventFd;
+
+use crate::arch::x86_64::{gdt, paging, regs};
+use crate::devices::{COM1_IRQ, Console, ConsoleLog, LegacyDevices, PortEvent};
+use crate::exit::{Bus, Exit};
+use crate::kvm::Kvm;
+use crate::vcpu::{Flow, RunEnd, Vcpu, VcpuError};
+use crate::vm::{Vm, VmConfig, VmError};
+
+pub use zero_page::{CMDLINE_MAX, CMDLINE_START, HIMEM_START, ZERO_PAGE_START};
+
+/// Where the boot stack starts: below the zero page, in low memory the
+/// e820 map reports as RAM (as Firecracker does).
+const BOOT_STACK_POINTER: u64 = 0x8FF0;
+/// Offsets of the local APIC's LVT LINT0 and LINT1 registers.
+const APIC_LVT0: usize = 0x350;
+const APIC_LVT1: usize = 0x360;
+/// LVT delivery modes (bits 8-10): ExtINT and NMI.
+const APIC_MODE_EXTINT: u32 = 0x7;
+const APIC_MODE_NMI: u32 = 0x4;
+/// x87 control word and MXCSR at reset, as the SDM gives them.
+const FPU_CONTROL_WORD: u16 = 0x37F;
+const MXCSR_DEFAULT: u32 = 0x1F80;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LinuxError {
+    #[error(transparent)]
+    Vm(#[from] VmError),
+    #[error(transparent)]
+    Vcpu(#[from] VcpuError),
+    #[error("cannot read the kernel {path}: {source}")]
+    Kernel {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot load the kernel: {0}")]
+    Load(#[from] linux_loader::loader::Error),
+    #[error("the guest setup does not fit: {0}")]
+    Setup(String),
+    #[error("cannot make the console's interrupt: {0}")]
+    Irq(std::io::Error),
+}
+
+/// What to boot.
+#[derive(Debug, Clone)]
+pub struct LinuxGuest {
+    /// An uncompressed kernel ELF (`vmlinux`).
+    pub kernel: PathBuf,
+    /// A newc cpio archive, uncompressed.
+    pub initramfs: Vec<u8>,
+    pub cmdline: String,
+    pub memory_mib: usize,
+}
+
+/// The command line a microVM guest gets unless told otherwise: console on
+/// COM1, reboot through the i8042 (our "done"), no PCI or ACPI probing.
+pub const DEFAULT_CMDLINE: &str =
+    "console=ttyS0 quiet reboot=k panic=-1 pci=off nomodule i8042.noaux i8042.nomux i8042.dumbkbd";
+
+/// How a guest run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GuestEnd {
+    /// The guest asked for a reboot: the normal end of a microVM.
+    Reset,
+    /// A triple fault or another fatal exit.
+    Crashed(String),
+    /// Still running at the deadline.
+    Deadline,
+}
+
+/// A booted (or bootable) Linux microVM.
+pub struct LinuxVm {
+    vm: Vm,
+    vcpu: Vcpu,
+    devices: Rc<RefCell<LegacyDevices>>,
+    console: ConsoleLog,
+}
+
+/// Borrows the devices as the vCPU's read bus.
+struct SharedBus(Rc<RefCell<LegacyDevices>>);
+
+impl Bus for SharedBus {
+    fn io_in(&mut self, port: u16, data: &mut [u8]) {
+        self.0.borrow_mut().io_in(port, data);
+    }
+}
+
+impl LinuxVm {
+    /// Builds the VM and loads `guest` into it; the vCPU stands at the
+    /// kernel's entry.
+    pub fn new(kvm: &Kvm, guest: &LinuxGuest) -> Result<LinuxVm, LinuxError> {
+        let vm = Vm::new(
+            kvm,
+            VmConfig {
+                memory_mib: guest.memory_mib,
+                irqchip: true,
+            },
+        )?;
+        vm.create_pit()?;
+        let irq = EventFd::new(libc::EFD_NONBLOCK).map_err(LinuxError::Irq)?;
+        vm.register_irqfd(&irq, COM1_IRQ)?;
+        let console = Console::new(irq);
+        let log = console.log();
+        let entry = load(&vm, guest)?;
+        let vcpu = vm.create_vcpu(0)?;
+        set_boot_state(&vcpu, entry)?;
+        Ok(LinuxVm {
+            vm,
+            vcpu,
+            devices: Rc::new(RefCell::new(LegacyDevices { console })),
+            console: log,
+        })
+    }
+
+    /// Runs the guest until it resets, crashes, or `deadline`.
+    pub fn run_until(&mut self, deadline: Instant) -> Result<GuestEnd, LinuxError> {
+        let mut bus = SharedBus(self.devices.clone());
+        let devices = self.devices.clone();
+        let report = self.vcpu.run_until(deadline, &mut bus, |exit| match exit {
+            Exit::IoOut { port, data } => match devices.borrow_mut().io_out(*port, data) {
+                PortEvent::Reset => Flow::Stop,
+                PortEvent::None => Flow::Continue,
+            },
+            _ => Flow::Continue,
+        })?;
+        Ok(match report.end {
+            RunEnd::Deadline => GuestEnd::Deadline,
+            RunEnd::Exit(Exit::IoOut { .. }) => GuestEnd::Reset,
+            RunEnd::Exit(other) => GuestEnd::Crashed(format!("{other:?}")),
+        })
+    }
+
+    /// The guest console's output so far (its tail).
+    pub fn console(&self) -> String {
+        String::from_utf8_lossy(&self.console.contents()).into_owned()
+    }
+
+    pub fn vm(&self) -> &Vm {
+        &self.vm
+    }
+}
+
+/// Boots `guest` and runs it to its end or `timeout`: the convenience the
+/// lab and `ephemeral-vm boot` use.
+pub fn boot_and_run(
+    guest: &LinuxGuest,
+    timeout: Duration,
+) -> Result<(GuestEnd, String, Duration), LinuxError> {
+    let kvm = Kvm::open().map_err(VmError::from)?;
+    let started = Instant::now();
+    let mut vm = LinuxVm::new(&kvm, guest)?;
+    let end = vm.run_until(started + timeout)?;
+    Ok((end, vm.console(), started.elapsed()))
+}
+
+/// Writes the long-mode scaffolding, the kernel, the initramfs, the
+/// command line and the zero page; returns the kernel's entry.
+fn load(vm: &Vm, guest: &LinuxGuest) -> Result<GuestAddress, LinuxError> {
+    let memory = vm.memory();
+    let setup = |e: crate::arch::x86_64::SetupError| LinuxError::Setup(e.to_string());
+    gdt::write_gdt(memory).map_err(setup)?;
+    paging::write_identity_map(memory).map_err(setup)?;
+    let mut kernel = File::open(&guest.kernel).map_err(|source| LinuxError::Kernel {
+        path: guest.kernel.clone(),
+        source,
+    })?;
+    let loaded = Elf::load(
+        memory.mmap(),
+        None,
+        &mut kernel,
+        Some(GuestAddress(HIMEM_START)),
+    )?;
+    let ram = memory.mmap().last_addr().0 + 1;
+    let initrd = zero_page::place_initramfs(ram, loaded.kernel_end, guest.initramfs.len())
+        .ok_or_else(|| LinuxError::Setup("the initramfs does not fit in guest memory".into()))?;
+    memory
+        .write(initrd, &guest.initramfs)
+        .map_err(|e| LinuxError::Setup(e.to_string()))?;
+    let mut cmdline = guest.cmdline.clone().into_bytes();
+    if cmdline.len() >= CMDLINE_MAX {
+        return Err(LinuxError::Setup(
+            "the kernel command line is too long".into(),
+        ));
+    }
+    cmdline.push(0);
+    memory
+        .write(CMDLINE_START, &cmdline)
+        .map_err(|e| LinuxError::Setup(e.to_string()))?;
+    let page = zero_page::build(ram, cmdline.len() - 1, initrd, guest.initramfs.len());
+    memory
+        .write(ZERO_PAGE_START, &page)
+        .map_err(|e| LinuxError::Setup(e.to_string()))?;
+    Ok(loaded.kernel_load)
+}
+
+/// Long mode at `entry` with `rsi` pointing at the zero page (the 64-bit
+/// boot protocol), a reset FPU, and LINT0/LINT1 wired as a PC's: ExtINT
+/// from the PIC, NMI.
+fn set_boot_state(vcpu: &Vcpu, entry: GuestAddress) -> Result<(), LinuxError> {
+    let sregs = vcpu.sregs()?;
+    vcpu.set_sregs(&regs::long_mode_sregs(sregs))?;
+    let mut r = regs::entry_regs(entry.0, BOOT_STACK_POINTER);
+    r.rbp = BOOT_STACK_POINTER;
+    r.rsi = ZERO_PAGE_START;
+    vcpu.set_regs(&r)?;
+    let fpu = kvm_bindings::kvm_fpu {
+        fcw: FPU_CONTROL_WORD,
+        mxcsr: MXCSR_DEFAULT,
+        ..Default::default()
+    };
+    vcpu.fd()
+        .set_fpu(&fpu)
+        .map_err(vcpu.ioctl_error("KVM_SET_FPU"))?;
+    let mut lapic = vcpu
+        .fd()
+        .get_lapic()
+        .map_err(vcpu.ioctl_error("KVM_GET_LAPIC"))?;
+    set_lvt_mode(&mut lapic, APIC_LVT0, APIC_MODE_EXTINT);
+    set_lvt_mode(&mut lapic, APIC_LVT1, APIC_MODE_NMI);
+    vcpu.fd()
+        .set_lapic(&lapic)
+        .map_err(vcpu.ioctl_error("KVM_SET_LAPIC"))?;
+    Ok(())
+}
+
+fn set_lvt_mode(lapic: &mut kvm_bindings::kvm_lapic_state, offset: usize, mode: u32) {
+    let mut bytes = [0u8; 4];
+    for (b, r) in bytes.iter_mut().zip(&lapic.regs[offset..offset + 4]) {
+        *b = *r as u8;
+    }
+    let value = (u32::from_le_bytes(bytes) & !0x700) | (mode << 8);
+    for (r, b) in lapic.regs[offset..offset + 4]
+        .iter_mut()
+        .zip(value.to_le_bytes())
+    {
+        *r = b as _;
+    }
+}
+
+/// Where `vm-fallback/guest/build-kernel` leaves the guest kernel:
+/// `$EPHEMERAL_GUEST_DIR/vmlinux`, by default under `/var/cache/ephemeral`.
+pub fn default_kernel() -> PathBuf {
+    std::env::var_os("EPHEMERAL_GUEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/cache/ephemeral/guest"))
+        .join("vmlinux")
+}
+
+/// Whether `path` looks like a kernel to boot.
+pub fn kernel_exists(path: &Path) -> bool {
+    path.is_file()
+}
