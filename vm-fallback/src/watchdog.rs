@@ -130,7 +130,7 @@ pub(crate) unsafe fn arm(
     install_handler()?;
     let previous = IMMEDIATE_EXIT.with(|c| c.replace(immediate_exit));
     // SAFETY: pthread_self has no preconditions.
-    let target = unsafe { libc::pthread_self() };
+    let target = Kickable(unsafe { libc::pthread_self() });
     let fired = Arc::new(AtomicBool::new(false));
     let (stop, stopped) = mpsc::channel();
     let timer_fired = Arc::clone(&fired);
@@ -152,14 +152,19 @@ pub(crate) unsafe fn arm(
     }
 }
 
+/// The thread to kick, as the timer thread holds it. `pthread_t` is an
+/// integer on glibc but a pointer on musl, and pointers are not `Send`;
+/// this one is only ever handed to `pthread_kill`, never dereferenced.
+#[derive(Debug, Clone, Copy)]
+struct Kickable(libc::pthread_t);
+
+// SAFETY: the handle is an opaque thread id passed to pthread_kill only;
+// the thread it names outlives the timer thread (see `watch`).
+unsafe impl Send for Kickable {}
+
 /// The timer thread: wait for disarm or the deadline; past the deadline,
 /// kick until disarmed.
-fn watch(
-    target: libc::pthread_t,
-    deadline: Instant,
-    stopped: &mpsc::Receiver<()>,
-    fired: &AtomicBool,
-) {
+fn watch(target: Kickable, deadline: Instant, stopped: &mpsc::Receiver<()>, fired: &AtomicBool) {
     let wait = deadline.saturating_duration_since(Instant::now());
     if stopped.recv_timeout(wait) != Err(RecvTimeoutError::Timeout) {
         return;
@@ -170,7 +175,7 @@ fn watch(
         // SAFETY: `target` is the thread holding the `Armed`, which is
         // `!Send` and joins this thread when dropped, so `target` is alive
         // for every kick sent here.
-        unsafe { libc::pthread_kill(target, kick_signal()) };
+        unsafe { libc::pthread_kill(target.0, kick_signal()) };
         if stopped.recv_timeout(KICK_REPEAT) != Err(RecvTimeoutError::Timeout) {
             return;
         }
