@@ -1,14 +1,19 @@
-//! `ephemeral-vm`: a small VMM on KVM, the future home of the per-run
-//! microVM.
+//! `ephemeral-vm`: a small VMM on KVM for the per-run microVM.
 //!
-//! What this crate owns today: opening `/dev/kvm` and naming the KVM behind
-//! it; guest memory; entering 64-bit long mode directly (no firmware); a run
-//! loop with typed exits and a deadline that holds even when the guest never
-//! exits; saving and restoring a vCPU's state; and [`self_test`], which says
-//! whether this host runs guests and what an exit costs.
+//! What this crate owns: opening `/dev/kvm` and naming the KVM behind it
+//! (PVM, AMD SVM, Intel VMX); guest memory; entering 64-bit long mode
+//! directly (no firmware); a run loop with typed exits and a deadline that
+//! holds even when the guest never exits; saving and restoring a vCPU's
+//! state; [`self_test`], which says whether this host runs guests and what
+//! an exit costs; booting a Linux guest ([`linux`]: the 64-bit boot
+//! protocol, irqchip, PIT, COM1, the i8042 reset as "done") with an
+//! initramfs we generate ([`initramfs`]); and the guest's one channel, a
+//! virtio-mmio console ([`devices::virtio`]). `src/bin/ephemeral-lab` is
+//! the lab that runs all of it on an emulated AMD SVM (`vm-fallback/lab`).
 //!
-//! Not yet here: Linux guests, virtio devices, whole-VM snapshots. Until
-//! they land, sandboxes run with isolation `wasm` and say so.
+//! Not yet here: the worker as the guest's init, snapshots of a booted
+//! guest and their restore, the VMM in a jail, serving runs from
+//! microVMs (runs use `jail+wasm` until then).
 
 #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
 compile_error!("ephemeral-vm supports only Linux on x86-64");

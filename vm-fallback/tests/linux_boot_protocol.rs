@@ -27,7 +27,7 @@ fn the_kernel_reads_our_command_line_and_memory_map() {
                 .into(),
         memory_mib: 128,
     };
-    let mut vm = LinuxVm::new(&kvm, &guest).expect("the VM is built");
+    let mut vm = LinuxVm::new(&kvm, &guest, Box::new(std::io::sink())).expect("the VM is built");
     let started = Instant::now();
     let end = vm
         .run_until(started + Duration::from_secs(3))

@@ -25,6 +25,34 @@ fn main() {
     // SAFETY: getrandom fills the buffer it is given.
     let got = unsafe { libc::getrandom(random.as_mut_ptr().cast(), random.len(), 0) };
     let _ = writeln!(out, "ephemeral-guest: getrandom: {got} bytes {random:02x?}");
+    let cmdline = std::fs::read_to_string("/proc/cmdline").unwrap_or_default();
+    let echo = cmdline
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("ephemeral.echo="))
+        .and_then(|n| n.parse::<usize>().ok());
+    if cmdline.split_whitespace().any(|w| w == "ephemeral.spin=1") {
+        // A guest that never ends: the VMM's deadline must stop it.
+        let _ = writeln!(out, "ephemeral-guest: spinning");
+        let _ = out.flush();
+        loop {
+            std::hint::spin_loop();
+        }
+    }
+    if let Some(bytes) = echo {
+        mount("devtmpfs", "/dev", "devtmpfs");
+        match echo_channel(bytes) {
+            Ok(took) => {
+                let _ = writeln!(
+                    out,
+                    "ephemeral-guest: echoed {bytes} bytes in {} ms",
+                    took.as_millis()
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(out, "ephemeral-guest: echo failed: {e}");
+            }
+        }
+    }
     let _ = writeln!(out, "ephemeral-guest: done");
     let _ = out.flush();
     // SAFETY: syncing and rebooting is the last thing init does.
@@ -32,6 +60,40 @@ fn main() {
         libc::sync();
         libc::reboot(libc::RB_AUTOBOOT);
     }
+}
+
+/// Sends back every byte the host sends on the channel, `bytes` in all.
+fn echo_channel(bytes: usize) -> std::io::Result<std::time::Duration> {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    let mut channel = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/hvc0")?;
+    // Raw: no echo, no line editing, no newline translation.
+    // SAFETY: termios is plain data filled by tcgetattr before use.
+    unsafe {
+        let mut t: libc::termios = std::mem::zeroed();
+        if libc::tcgetattr(channel.as_raw_fd(), &mut t) == 0 {
+            libc::cfmakeraw(&mut t);
+            libc::tcsetattr(channel.as_raw_fd(), libc::TCSANOW, &t);
+        }
+    }
+    // Input that arrives before the port is open is dropped by the guest's
+    // tty layer: say when it may come (the worker's `Ready` frame will).
+    channel.write_all(b"R")?;
+    let started = std::time::Instant::now();
+    let mut buf = vec![0u8; 64 << 10];
+    let mut done = 0;
+    while done < bytes {
+        let n = channel.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        channel.write_all(&buf[..n])?;
+        done += n;
+    }
+    Ok(started.elapsed())
 }
 
 fn mount(source: &str, target: &str, fstype: &str) {

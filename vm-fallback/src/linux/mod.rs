@@ -20,6 +20,7 @@ use vm_memory::{GuestAddress, GuestMemoryBackend};
 use vmm_sys_util::eventfd::EventFd;
 
 use crate::arch::x86_64::{gdt, paging, regs};
+use crate::devices::virtio::{ConsoleSink, MMIO_SIZE, VirtioConsole, cmdline_device};
 use crate::devices::{COM1_IRQ, Console, ConsoleLog, LegacyDevices, PortEvent};
 use crate::exit::{Bus, Exit};
 use crate::kvm::Kvm;
@@ -37,6 +38,10 @@ const APIC_LVT1: usize = 0x360;
 /// LVT delivery modes (bits 8-10): ExtINT and NMI.
 const APIC_MODE_EXTINT: u32 = 0x7;
 const APIC_MODE_NMI: u32 = 0x4;
+/// The virtio console's MMIO window: above RAM, below 4 GiB, where a PC
+/// has no devices; and its interrupt line, the first free ISA one.
+pub const VIRTIO_CONSOLE_BASE: u64 = 0xD000_0000;
+pub const VIRTIO_CONSOLE_IRQ: u32 = 5;
 /// x87 control word and MXCSR at reset, as the SDM gives them.
 const FPU_CONTROL_WORD: u16 = 0x37F;
 const MXCSR_DEFAULT: u32 = 0x1F80;
@@ -93,21 +98,47 @@ pub struct LinuxVm {
     vcpu: Vcpu,
     devices: Rc<RefCell<LegacyDevices>>,
     console: ConsoleLog,
+    channel: VirtioConsole,
 }
 
 /// Borrows the devices as the vCPU's read bus.
-struct SharedBus(Rc<RefCell<LegacyDevices>>);
+struct SharedBus {
+    legacy: Rc<RefCell<LegacyDevices>>,
+    channel: VirtioConsole,
+}
 
 impl Bus for SharedBus {
     fn io_in(&mut self, port: u16, data: &mut [u8]) {
-        self.0.borrow_mut().io_in(port, data);
+        self.legacy.borrow_mut().io_in(port, data);
     }
+
+    fn mmio_read(&mut self, addr: u64, data: &mut [u8]) {
+        match channel_offset(addr) {
+            Some(offset) => self.channel.mmio_read(offset, data),
+            None => data.fill(0xFF),
+        }
+    }
+}
+
+fn channel_offset(addr: u64) -> Option<u64> {
+    (VIRTIO_CONSOLE_BASE..VIRTIO_CONSOLE_BASE + MMIO_SIZE)
+        .contains(&addr)
+        .then(|| addr - VIRTIO_CONSOLE_BASE)
+}
+
+/// The guest's command line with the virtio console added.
+pub fn cmdline_with_channel(cmdline: &str) -> String {
+    format!(
+        "{cmdline} {}",
+        cmdline_device(VIRTIO_CONSOLE_BASE, VIRTIO_CONSOLE_IRQ)
+    )
 }
 
 impl LinuxVm {
     /// Builds the VM and loads `guest` into it; the vCPU stands at the
     /// kernel's entry.
-    pub fn new(kvm: &Kvm, guest: &LinuxGuest) -> Result<LinuxVm, LinuxError> {
+    /// `sink` receives what the guest writes to its channel (`/dev/hvc0`).
+    pub fn new(kvm: &Kvm, guest: &LinuxGuest, sink: ConsoleSink) -> Result<LinuxVm, LinuxError> {
         let vm = Vm::new(
             kvm,
             VmConfig {
@@ -120,6 +151,9 @@ impl LinuxVm {
         vm.register_irqfd(&irq, COM1_IRQ)?;
         let console = Console::new(irq);
         let log = console.log();
+        let channel_irq = EventFd::new(libc::EFD_NONBLOCK).map_err(LinuxError::Irq)?;
+        vm.register_irqfd(&channel_irq, VIRTIO_CONSOLE_IRQ)?;
+        let channel = VirtioConsole::new(vm.memory_handle(), channel_irq, sink);
         let entry = load(&vm, guest)?;
         let vcpu = vm.create_vcpu(0)?;
         set_boot_state(&vcpu, entry)?;
@@ -128,18 +162,29 @@ impl LinuxVm {
             vcpu,
             devices: Rc::new(RefCell::new(LegacyDevices { console })),
             console: log,
+            channel,
         })
     }
 
     /// Runs the guest until it resets, crashes, or `deadline`.
     pub fn run_until(&mut self, deadline: Instant) -> Result<GuestEnd, LinuxError> {
-        let mut bus = SharedBus(self.devices.clone());
+        let mut bus = SharedBus {
+            legacy: self.devices.clone(),
+            channel: self.channel.clone(),
+        };
         let devices = self.devices.clone();
+        let channel = self.channel.clone();
         let report = self.vcpu.run_until(deadline, &mut bus, |exit| match exit {
             Exit::IoOut { port, data } => match devices.borrow_mut().io_out(*port, data) {
                 PortEvent::Reset => Flow::Stop,
                 PortEvent::None => Flow::Continue,
             },
+            Exit::MmioWrite { addr, data } => {
+                if let Some(offset) = channel_offset(*addr) {
+                    channel.mmio_write(offset, data);
+                }
+                Flow::Continue
+            }
             _ => Flow::Continue,
         })?;
         Ok(match report.end {
@@ -147,6 +192,12 @@ impl LinuxVm {
             RunEnd::Exit(Exit::IoOut { .. }) => GuestEnd::Reset,
             RunEnd::Exit(other) => GuestEnd::Crashed(format!("{other:?}")),
         })
+    }
+
+    /// The host's end of the guest's channel: push bytes to the guest
+    /// from any thread.
+    pub fn channel(&self) -> VirtioConsole {
+        self.channel.clone()
     }
 
     /// The guest console's output so far (its tail).
@@ -167,7 +218,7 @@ pub fn boot_and_run(
 ) -> Result<(GuestEnd, String, Duration), LinuxError> {
     let kvm = Kvm::open().map_err(VmError::from)?;
     let started = Instant::now();
-    let mut vm = LinuxVm::new(&kvm, guest)?;
+    let mut vm = LinuxVm::new(&kvm, guest, Box::new(std::io::sink()))?;
     let end = vm.run_until(started + timeout)?;
     Ok((end, vm.console(), started.elapsed()))
 }
