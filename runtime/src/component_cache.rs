@@ -52,6 +52,26 @@ impl ComponentCache {
         self.dir.join(format!("{name}-{}.cwasm", &hex[..32]))
     }
 
+    /// Makes sure an entry for `wasm` exists, compiling it if not, without
+    /// loading it (the engine may target another machine).
+    pub fn ensure_compiled(
+        &self,
+        engine: &Engine,
+        name: &str,
+        wasm: &[u8],
+    ) -> Result<PathBuf, Error> {
+        let path = self.entry_path(engine, name, wasm);
+        if !path.exists() {
+            let compiled = engine
+                .precompile_component(wasm)
+                .map_err(|e| Error::Component(name.to_owned(), format!("{e:#}")))?;
+            self.store(&path, &compiled).map_err(|e| {
+                Error::Component(name.to_owned(), format!("{}: {e}", path.display()))
+            })?;
+        }
+        Ok(path)
+    }
+
     /// The component for `wasm`, from the cache when a valid entry exists.
     pub fn load_or_compile(
         &self,

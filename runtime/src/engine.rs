@@ -47,7 +47,29 @@ pub struct RuntimeConfig {
     /// run by name. `None`: `$EPHEMERAL_PROGRAMS_DIR`, else
     /// `/var/cache/ephemeral/programs` (where `./dev` builds them).
     pub programs_dir: Option<PathBuf>,
+    /// Compile for this target triple with a portable CPU baseline
+    /// ([`PORTABLE_CPU_FLAGS`]) instead of this CPU's own features: for
+    /// components precompiled here and run elsewhere (a microVM guest,
+    /// whose CPU may offer less). `None`: this machine, all its features.
+    pub portable_target: Option<String>,
 }
+
+impl RuntimeConfig {
+    /// Where programs are looked for when `programs_dir` is `None`.
+    pub fn default_programs_dir() -> PathBuf {
+        default_programs_dir()
+    }
+}
+
+/// The CPU features a portable engine may use: what any x86-64 server of
+/// the last decade, and QEMU's emulated CPUs, have.
+pub const PORTABLE_CPU_FLAGS: &[&str] = &[
+    "has_sse3",
+    "has_ssse3",
+    "has_sse41",
+    "has_sse42",
+    "has_popcnt",
+];
 
 /// Default number of commands running at once.
 pub const DEFAULT_MAX_CONCURRENT: u32 = 128;
@@ -64,6 +86,7 @@ impl Default for RuntimeConfig {
             max_concurrent: DEFAULT_MAX_CONCURRENT,
             max_memory_bytes: DEFAULT_MAX_MEMORY_BYTES,
             programs_dir: None,
+            portable_target: None,
         }
     }
 }
@@ -192,7 +215,7 @@ impl Runtime {
     /// the cache) will load. Returns the names compiled now.
     pub fn warm_cache(&self) -> Result<Vec<String>, Error> {
         let mut compiled = Vec::new();
-        for (name, slot) in &self.programs {
+        for (name, slot) in self.programs.iter().filter(|(n, s)| *n == s.name()) {
             let wasm = std::fs::read(&slot.path).map_err(|e| {
                 Error::Component(name.clone(), format!("{}: {e}", slot.path.display()))
             })?;
@@ -225,7 +248,9 @@ impl Runtime {
             .get_or_init(|| {
                 let wasm = std::fs::read(&slot.path)
                     .map_err(|e| format!("{}: {e}", slot.path.display()))?;
-                self.load_program(name, &wasm).map_err(|e| e.to_string())
+                // Aliases (`python` → python3.wasm) share one cache entry.
+                self.load_program(slot.name(), &wasm)
+                    .map_err(|e| e.to_string())
             })
             .clone()
             .map_err(|e| Error::Component(name.to_owned(), e))
@@ -236,6 +261,17 @@ impl Runtime {
 struct ProgramSlot {
     path: PathBuf,
     loaded: OnceLock<Result<Program, String>>,
+}
+
+impl ProgramSlot {
+    /// The program's own name: its file's stem (`python3` for an alias
+    /// `python`), which keys its cache entry.
+    fn name(&self) -> &str {
+        self.path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default()
+    }
 }
 
 /// Other names a program answers to, as on Debian (`python` is `python3`).
@@ -295,7 +331,40 @@ fn engine_config(config: &RuntimeConfig) -> Config {
         .epoch_interruption(true)
         .parallel_compilation(true)
         .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    if let Some(triple) = &config.portable_target {
+        if let Err(e) = c.target(triple) {
+            tracing::warn!(%triple, error = %e, "unknown target; compiling for this machine");
+        }
+        for flag in PORTABLE_CPU_FLAGS {
+            // SAFETY: each flag is a baseline feature of every CPU the
+            // portable code is meant for; wasmtime re-checks on load.
+            unsafe { c.cranelift_flag_enable(flag) };
+        }
+    }
     c
+}
+
+/// Precompiles the shell and every program in `config`'s programs folder
+/// into its cache for `config.portable_target`, without running anything
+/// (the target may not be this machine's). Returns the cache entries.
+pub fn precompile_for_target(config: &RuntimeConfig) -> Result<Vec<PathBuf>, Error> {
+    let engine =
+        Engine::new(&engine_config(config)).map_err(|e| Error::Engine(format!("{e:#}")))?;
+    let cache = ComponentCache::new(config.cache_dir.clone().unwrap_or_else(default_cache_dir));
+    let mut entries = vec![cache.ensure_compiled(&engine, "shell", SHELL_WASM)?];
+    let programs = config
+        .programs_dir
+        .clone()
+        .unwrap_or_else(default_programs_dir);
+    for (name, slot) in find_programs(programs)
+        .into_iter()
+        .filter(|(n, s)| n == s.name())
+    {
+        let wasm = std::fs::read(&slot.path)
+            .map_err(|e| Error::Component(name.clone(), format!("{}: {e}", slot.path.display())))?;
+        entries.push(cache.ensure_compiled(&engine, &name, &wasm)?);
+    }
+    Ok(entries)
 }
 
 /// Every capability a sandboxed component may import, and nothing else:

@@ -23,7 +23,9 @@ mod sandbox;
 mod shell_host;
 
 pub use crate::component_cache::CacheOutcome;
-pub use crate::engine::{Program, Runtime, RuntimeConfig, SHELL_WASM};
+pub use crate::engine::{
+    PORTABLE_CPU_FLAGS, Program, Runtime, RuntimeConfig, SHELL_WASM, precompile_for_target,
+};
 pub use crate::error::Error;
 pub use crate::launch::{EXIT_MEMORY, EXIT_TIMEOUT, EXIT_TRAP};
 pub use crate::limits::{LimitHit, Limits};

@@ -5,7 +5,7 @@
 //! Never skipped: when the lab cannot run, this fails with its reason. The
 //! first run fetches QEMU, Debian's kernel and busybox into
 //! `/var/cache/ephemeral/lab` and builds the musl binaries in
-//! `/var/cache/ephemeral/target-vm-lab` (a nested cargo with a target
+//! `/var/cache/ephemeral/target-musl` (a nested cargo with a target
 //! folder of its own, so it never waits on this run's lock); later runs
 //! take about 15 s.
 

@@ -36,12 +36,35 @@ pub struct WorkerArgs {
     pub jail: Option<JailPlan>,
     pub cache_dir: PathBuf,
     pub programs_dir: PathBuf,
+    /// Speak the protocol over this device (a microVM's `/dev/hvc0`)
+    /// instead of the inherited descriptor.
+    pub channel: Option<PathBuf>,
+    /// This process is a microVM's init: mount what a guest needs first,
+    /// and reboot (the VMM's "done") when the run is over.
+    pub guest_init: bool,
+    /// Load components precompiled for a portable CPU baseline (what a
+    /// host prepares for its guests; see `RuntimeConfig::portable_target`).
+    pub portable: bool,
 }
+
+/// This binary's own target triple, for portable precompiled components.
+pub const TARGET_TRIPLE: &str = if cfg!(target_env = "musl") {
+    "x86_64-unknown-linux-musl"
+} else {
+    "x86_64-unknown-linux-gnu"
+};
 
 /// Components a worker may run at once: the shell and a program it starts.
 const COMPONENTS_AT_ONCE: u32 = 4;
 
 pub fn run(args: WorkerArgs) -> Result<(), WorkerError> {
+    if args.guest_init {
+        let result = crate::guest_init::run(&args);
+        if let Err(e) = &result {
+            eprintln!("ephemeral-worker: {e}");
+        }
+        crate::guest_init::reboot();
+    }
     close_inherited(args.fd);
     // SAFETY: the host handed us this descriptor, open, for us alone.
     let stream = unsafe { UnixStream::from_raw_fd(args.fd) };
@@ -60,7 +83,7 @@ pub fn run(args: WorkerArgs) -> Result<(), WorkerError> {
     }
 }
 
-fn start(args: &WorkerArgs) -> Result<Arc<Runtime>, WorkerError> {
+pub(crate) fn start(args: &WorkerArgs) -> Result<Arc<Runtime>, WorkerError> {
     if let Some(plan) = &args.jail {
         let landlock = jail::enter(plan)?;
         tracing::debug!(?landlock, "jail entered");
@@ -69,6 +92,7 @@ fn start(args: &WorkerArgs) -> Result<Arc<Runtime>, WorkerError> {
         cache_dir: Some(args.cache_dir.clone()),
         programs_dir: Some(args.programs_dir.clone()),
         max_concurrent: COMPONENTS_AT_ONCE,
+        portable_target: args.portable.then(|| TARGET_TRIPLE.to_string()),
         ..RuntimeConfig::default()
     })?;
     if args.jail.is_some() {
@@ -97,6 +121,9 @@ impl WorkerArgs {
     pub fn parse(args: &[String]) -> Result<WorkerArgs, String> {
         let mut fd = STREAM_FD;
         let mut jail = true;
+        let mut channel = None;
+        let mut guest_init = false;
+        let mut portable = false;
         let mut plan = JailPlan {
             tmpfs_bytes: crate::host::DEFAULT_TMPFS_BYTES,
             binds: Vec::new(),
@@ -107,9 +134,27 @@ impl WorkerArgs {
         let mut programs_dir = None;
         let mut it = args.iter();
         while let Some(flag) = it.next() {
-            if flag == "--no-jail" {
-                jail = false;
+            // A guest kernel hands init the command-line words it did not
+            // take itself; they are not ours.
+            if !flag.starts_with("--") {
                 continue;
+            }
+            match flag.as_str() {
+                "--no-jail" => {
+                    jail = false;
+                    continue;
+                }
+                // A microVM's init: the VM is the wall, no jail inside.
+                "--guest-init" => {
+                    guest_init = true;
+                    jail = false;
+                    continue;
+                }
+                "--portable" => {
+                    portable = true;
+                    continue;
+                }
+                _ => {}
             }
             let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
             let number = || {
@@ -122,6 +167,7 @@ impl WorkerArgs {
                 "--tmpfs-bytes" => plan.tmpfs_bytes = number()?,
                 "--max-threads" => plan.max_threads = number()?,
                 "--max-open-files" => plan.max_open_files = number()?,
+                "--channel" => channel = Some(PathBuf::from(value)),
                 "--bind" => {
                     let (source, name) = value
                         .split_once('=')
@@ -150,6 +196,9 @@ impl WorkerArgs {
             cache_dir: place(cache_dir, "cache"),
             programs_dir: place(programs_dir, "programs"),
             jail: jail.then_some(plan),
+            channel,
+            guest_init,
+            portable,
         })
     }
 }

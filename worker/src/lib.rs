@@ -16,6 +16,7 @@
 pub mod channel;
 pub mod entry;
 pub mod guest;
+mod guest_init;
 pub mod host;
 pub mod jail;
 pub mod probe;

@@ -79,7 +79,7 @@ pub struct LinuxGuest {
 /// The command line a microVM guest gets unless told otherwise: console on
 /// COM1, reboot through the i8042 (our "done"), no PCI or ACPI probing.
 pub const DEFAULT_CMDLINE: &str =
-    "console=ttyS0 quiet reboot=k panic=-1 pci=off nomodule i8042.noaux i8042.nomux i8042.dumbkbd";
+    "console=ttyS0 quiet reboot=k panic=-1 pci=off i8042.noaux i8042.nomux i8042.dumbkbd";
 
 /// How a guest run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,7 +21,7 @@ pub const LAB_TEST: &str = "lab_runs_vm_tests_under_real_svm";
 
 /// Where the nested cargo builds, in the project's cache, unless
 /// `$EPHEMERAL_LAB_TARGET_DIR` says.
-const TARGET_DIR: &str = "target-vm-lab";
+const TARGET_DIR: &str = "target-musl";
 
 /// Marks the start of one program's output in the guest.
 const BEGIN: &str = "==> ";

@@ -1,0 +1,172 @@
+//! Runs shell commands in a microVM through the worker protocol, as a run
+//! would: the worker (static, musl) is the guest's init, its components
+//! precompiled for a portable CPU; frames go through the virtio console.
+//!
+//! `microvm_run VMLINUX WORKER CACHE_DIR PROGRAMS_DIR TIMEOUT_S -- 'CMD' [-- 'CMD']…`
+//! prints each command's output and exit, then the VM's end. Exits 0 when
+//! every command ran and the VM ended by itself.
+
+use std::io::Read;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use ephemeral_vm::Kvm;
+use ephemeral_vm::devices::virtio::VirtioConsole;
+use ephemeral_vm::initramfs::{self, Entry};
+use ephemeral_vm::linux::{DEFAULT_CMDLINE, GuestEnd, LinuxGuest, LinuxVm, cmdline_with_channel};
+use ephemeral_worker::protocol::{self, FromWorker, ToWorker, WireLimits};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let split = args.iter().position(|a| a == "--").unwrap_or(args.len());
+    let (fixed, rest) = args.split_at(split);
+    let [kernel, worker, cache, programs, timeout] = fixed else {
+        eprintln!("usage: microvm_run VMLINUX WORKER CACHE_DIR PROGRAMS_DIR TIMEOUT_S -- 'CMD'…");
+        std::process::exit(2);
+    };
+    let commands: Vec<String> = rest
+        .split(|w| w == "--")
+        .filter(|g| !g.is_empty())
+        .map(|g| g.join(" "))
+        .collect();
+    let timeout = Duration::from_secs(timeout.parse().unwrap_or(120));
+    let started = Instant::now();
+    let guest = LinuxGuest {
+        kernel: kernel.into(),
+        initramfs: guest_initramfs(worker, cache, programs),
+        cmdline: format!(
+            "{} -- --guest-init --portable --bind /cache=cache --bind /programs=programs",
+            cmdline_with_channel(DEFAULT_CMDLINE)
+        ),
+        memory_mib: 1024,
+    };
+    let (pipe_read, pipe_write) = std::io::pipe().expect("pipe");
+    let kvm = Kvm::open().expect("/dev/kvm");
+    let mut vm = LinuxVm::new(&kvm, &guest, Box::new(pipe_write)).expect("the microVM");
+    println!("--- microVM built in {} ms", started.elapsed().as_millis());
+    let (done_tx, done_rx) = mpsc::channel();
+    let channel = vm.channel();
+    std::thread::spawn(move || {
+        let ok = drive(channel, pipe_read, &commands, started);
+        let _ = done_tx.send(ok);
+    });
+    let end = vm.run_until(started + timeout).expect("the vCPU runs");
+    let ok = done_rx
+        .recv_timeout(Duration::from_secs(1))
+        .unwrap_or(false);
+    if end != GuestEnd::Reset || !ok {
+        eprintln!("{}", vm.console());
+    }
+    println!("--- {end:?} after {} ms", started.elapsed().as_millis());
+    std::process::exit(if ok && end == GuestEnd::Reset { 0 } else { 1 });
+}
+
+/// `/init` is the worker; `/cache` and `/programs` what it loads.
+fn guest_initramfs(worker: &str, cache: &str, programs: &str) -> Vec<u8> {
+    let mut files = vec![
+        Entry::Dir {
+            path: "cache".into(),
+        },
+        Entry::Dir {
+            path: "programs".into(),
+        },
+    ];
+    for (dir, into) in [(cache, "cache"), (programs, "programs")] {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.path().is_file() {
+                files.push(Entry::File {
+                    path: format!("{into}/{name}"),
+                    mode: 0o644,
+                    data: std::fs::read(e.path()).expect("read a guest file"),
+                });
+            }
+        }
+    }
+    let init = std::fs::read(worker).expect("read the worker");
+    initramfs::build(&init, &files).expect("the initramfs")
+}
+
+fn send(channel: &VirtioConsole, message: &ToWorker) {
+    let frame = protocol::encode(message).expect("encode");
+    let mut sent = 0;
+    while sent < frame.len() {
+        let n = channel.push(&frame[sent..]);
+        sent += n;
+        if n == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+fn receive(from: &mut impl Read) -> Option<FromWorker> {
+    ephemeral_worker::channel::read_frame(from, &mut Vec::new()).ok()
+}
+
+/// Ready → Start → each Exec (output as it comes, then its exit) →
+/// Destroy. True when all went as the protocol says.
+fn drive(
+    channel: VirtioConsole,
+    mut from: impl Read,
+    commands: &[String],
+    started: Instant,
+) -> bool {
+    match receive(&mut from) {
+        Some(FromWorker::Ready { version, .. }) => println!(
+            "--- worker ready in the guest after {} ms (protocol v{version})",
+            started.elapsed().as_millis()
+        ),
+        other => {
+            println!("--- no Ready from the guest: {other:?}");
+            return false;
+        }
+    }
+    let limits = WireLimits {
+        command_timeout_ms: 60_000,
+        sandbox_timeout_ms: 300_000,
+        memory_bytes: 256 << 20,
+        output_bytes: 1 << 20,
+        disk_bytes: 16 << 20,
+        disk_files: 1000,
+    };
+    send(&channel, &ToWorker::Start { limits });
+    if !matches!(receive(&mut from), Some(FromWorker::Started)) {
+        return false;
+    }
+    for (i, command) in commands.iter().enumerate() {
+        let t = Instant::now();
+        println!("$ {command}");
+        send(
+            &channel,
+            &ToWorker::Exec {
+                id: i as u32 + 1,
+                command: command.clone(),
+                timeout_ms: 60_000,
+            },
+        );
+        loop {
+            match receive(&mut from) {
+                Some(FromWorker::Output { data, .. }) => {
+                    print!("{}", String::from_utf8_lossy(&data))
+                }
+                Some(FromWorker::Exit { exit, .. }) => {
+                    println!(
+                        "--- exit {} in {} ms",
+                        exit.exit_code,
+                        t.elapsed().as_millis()
+                    );
+                    break;
+                }
+                other => {
+                    println!("--- unexpected: {other:?}");
+                    return false;
+                }
+            }
+        }
+    }
+    send(&channel, &ToWorker::Destroy);
+    matches!(receive(&mut from), Some(FromWorker::Destroyed { .. }))
+}
