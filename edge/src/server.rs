@@ -140,7 +140,7 @@ async fn choose_sandboxes(
     if wanted == Some(Isolation::Kvm) {
         return Err(ServerError::Unavailable(
             Isolation::Kvm.timeline_name(),
-            "this build has no microVM layer".into(),
+            crate::isolation::kvm_unavailable_reason(),
         ));
     }
     let jail = if wanted == Some(Isolation::Wasm) {
@@ -186,7 +186,7 @@ async fn choose_sandboxes(
         return Err(ServerError::Isolation {
             offered: sandboxes.isolation().timeline_name(),
             required: config.min_isolation.timeline_name(),
-            why: "this build has no microVM layer".into(),
+            why: crate::isolation::kvm_unavailable_reason(),
         });
     }
     Ok(sandboxes)

@@ -34,7 +34,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
     let (isolation, why) = if jailed {
         (
             Isolation::Jail,
-            "a jailed worker process per run; the microVM layer is not built yet",
+            "a jailed worker process per run; kvm+wasm: not served yet",
         )
     } else {
         (
@@ -46,6 +46,11 @@ pub fn run() -> anyhow::Result<ExitCode> {
         out,
         "\nisolation this build uses: {} ({why})",
         isolation.timeline_name()
+    );
+    let _ = writeln!(
+        out,
+        "kvm+wasm: {}",
+        crate::isolation::kvm_unavailable_reason()
     );
     Ok(ExitCode::SUCCESS)
 }

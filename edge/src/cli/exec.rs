@@ -56,7 +56,8 @@ pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     };
     let isolation = match args.isolation {
         Some(Isolation::Kvm) => bail!(
-            "isolation kvm is not available yet: this build has no microVM layer (use --isolation jail)"
+            "isolation kvm is not available: {} (use --isolation jail)",
+            crate::isolation::kvm_unavailable_reason()
         ),
         Some(Isolation::Jail) => Isolation::Jail,
         Some(Isolation::Wasm) => Isolation::Wasm,
