@@ -14,7 +14,7 @@ use ephemeral_vm::Kvm;
 use ephemeral_vm::devices::virtio::VirtioConsole;
 use ephemeral_vm::initramfs::{self, Entry};
 use ephemeral_vm::linux::{DEFAULT_CMDLINE, GuestEnd, LinuxGuest, LinuxVm, cmdline_with_channel};
-use ephemeral_worker::protocol::{self, FromWorker, ToWorker, WireLimits};
+use ephemeral_worker::protocol::{self, FromWorker, GuestIdentity, ToWorker, WireLimits};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -132,7 +132,13 @@ fn drive(
         disk_bytes: 16 << 20,
         disk_files: 1000,
     };
-    send(&channel, &ToWorker::Start { limits });
+    send(
+        &channel,
+        &ToWorker::Start {
+            limits,
+            guest: Some(identity()),
+        },
+    );
     if !matches!(receive(&mut from), Some(FromWorker::Started)) {
         return false;
     }
@@ -169,4 +175,21 @@ fn drive(
     }
     send(&channel, &ToWorker::Destroy);
     matches!(receive(&mut from), Some(FromWorker::Destroyed { .. }))
+}
+
+/// The time, fresh entropy from this host, and a run id: what the guest
+/// must not guess.
+fn identity() -> GuestIdentity {
+    let mut entropy = vec![0u8; 32];
+    // SAFETY: getrandom fills the buffer it is given.
+    let got = unsafe { libc::getrandom(entropy.as_mut_ptr().cast(), entropy.len(), 0) };
+    assert_eq!(got, 32, "getrandom");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    GuestIdentity {
+        run_id: "run_microvm_lab".into(),
+        unix_time_ns: now.as_nanos() as u64,
+        entropy,
+    }
 }

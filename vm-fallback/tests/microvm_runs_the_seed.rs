@@ -3,7 +3,8 @@
 //! precompiled on this host for a portable CPU; the worker protocol goes,
 //! unchanged, over the virtio console. The seed's four commands — `pwd;
 //! whoami`, curl with no network, the python primes script, a file in
-//! `/tmp` — give the seed's answers, and the VM ends by itself.
+//! `/tmp` — give the seed's answers; the guest took the host's clock (and
+//! fresh entropy) with `Start`; the VM ends by itself.
 
 mod support;
 
@@ -72,7 +73,7 @@ fn the_seed_commands_run_in_a_microvm_through_the_worker_protocol() {
         files.push(file(&host, &guest));
     }
     let script = r#"echo "==> seed"
-/microvm_run /vmlinux /worker /gcache /gprog 400 -- 'pwd; whoami' -- 'command -v curl && curl -sS -m 8 https://example.com' -- "printf '%s\n' '#!/usr/bin/env python3' 'primes = []' 'n = 2' 'while len(primes) < 15:' '    if all(n % p for p in primes):' '        primes.append(n)' '    n += 1' 'print(*primes)' > primes.py && chmod +x primes.py && ./primes.py" -- "printf 'sandbox proof\n' > /tmp/proof.txt && ls -l /tmp/proof.txt" -- 'ls /; cat /etc/passwd; echo $?'
+/microvm_run /vmlinux /worker /gcache /gprog 400 -- 'pwd; whoami' -- 'command -v curl && curl -sS -m 8 https://example.com' -- "printf '%s\n' '#!/usr/bin/env python3' 'primes = []' 'n = 2' 'while len(primes) < 15:' '    if all(n % p for p in primes):' '        primes.append(n)' '    n += 1' 'print(*primes)' > primes.py && chmod +x primes.py && ./primes.py" -- "printf 'sandbox proof\n' > /tmp/proof.txt && ls -l /tmp/proof.txt" -- 'ls /; cat /etc/passwd; echo $?' -- 'date -u +year=%Y'
 echo "<== seed: exit $?"
 "#;
     let out = lab(&files, script);
@@ -102,6 +103,14 @@ echo "<== seed: exit $?"
         has("worker:x:1000:1000:worker:/tmp/ephemeral-run-"),
         "{seed:?}"
     );
+    // The guest took the host's clock: not 1970.
+    let year = 1970
+        + std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            / 31_556_952;
+    assert!(seed.contains(&format!("year={year}").as_str()), "{seed:?}");
     assert!(has("--- Reset after"), "{seed:?}");
     assert_eq!(seed.last(), Some(&"<== seed: exit 0"), "{seed:?}");
 }

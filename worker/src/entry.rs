@@ -69,7 +69,12 @@ pub fn run(args: WorkerArgs) -> Result<(), WorkerError> {
     // SAFETY: the host handed us this descriptor, open, for us alone.
     let stream = unsafe { UnixStream::from_raw_fd(args.fd) };
     match start(&args) {
-        Ok(runtime) => Ok(crate::guest::serve(runtime, stream.try_clone()?, stream)?),
+        Ok(runtime) => Ok(crate::guest::serve(
+            runtime,
+            stream.try_clone()?,
+            stream,
+            false,
+        )?),
         Err(e) => {
             // Tell the host why, so the run's error names the cause.
             let _ = write_frame(

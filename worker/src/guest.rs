@@ -27,7 +27,12 @@ fn send<W: Write>(out: &Outbox<W>, message: &FromWorker) -> Result<(), ChannelEr
 
 /// Serves one run: announces `Ready`, then answers requests until
 /// `Destroy` or the end of the stream.
-pub fn serve<R, W>(runtime: Arc<Runtime>, mut reader: R, writer: W) -> Result<(), ChannelError>
+pub fn serve<R, W>(
+    runtime: Arc<Runtime>,
+    mut reader: R,
+    writer: W,
+    in_guest: bool,
+) -> Result<(), ChannelError>
 where
     R: Read,
     W: Write + Send + 'static,
@@ -49,7 +54,10 @@ where
             Err(e) => return Err(e),
         };
         let reply = match request {
-            ToWorker::Start { limits } => start(&runtime, &mut sandbox, limits.into()),
+            ToWorker::Start { limits, guest } => match guest.map(|g| adopt(&g, in_guest)) {
+                Some(Err(message)) => FromWorker::Error { message },
+                _ => start(&runtime, &mut sandbox, limits.into()),
+            },
             ToWorker::PutFile { path, contents } => match sandbox.as_mut() {
                 None => not_started(),
                 Some(s) => match s.put_file(&path, &contents) {
@@ -91,6 +99,15 @@ where
         };
         send(&out, &reply)?;
     }
+}
+
+/// Takes on a microVM guest's identity; refused outside one (a jailed
+/// worker may not set the host's clock, and its seccomp filter says so).
+fn adopt(identity: &crate::protocol::GuestIdentity, in_guest: bool) -> Result<(), String> {
+    if !in_guest {
+        return Err("a guest identity is only for a microVM's worker".into());
+    }
+    crate::guest_init::adopt(identity)
 }
 
 fn not_started() -> FromWorker {

@@ -25,7 +25,7 @@ pub(crate) fn run(args: &WorkerArgs) -> Result<(), WorkerError> {
         .unwrap_or_else(|| DEFAULT_CHANNEL.into());
     let channel = open_raw(&path)?;
     let runtime = start(args)?;
-    crate::guest::serve(runtime, channel.try_clone()?, channel)?;
+    crate::guest::serve(runtime, channel.try_clone()?, channel, true)?;
     Ok(())
 }
 
@@ -70,4 +70,61 @@ pub(crate) fn reboot() -> ! {
     loop {
         std::thread::park();
     }
+}
+
+/// `RNDADDENTROPY` and `RNDRESEEDCRNG` (include/uapi/linux/random.h).
+const RNDADDENTROPY: libc::c_ulong = 0x4008_5203;
+const RNDRESEEDCRNG: libc::c_ulong = 0x5207;
+/// Entropy the host must send: enough to reseed a CRNG (256 bits) and
+/// not more than a frame should carry.
+const MIN_ENTROPY: usize = 32;
+const MAX_ENTROPY: usize = 512;
+
+/// Takes on what the host says this guest is: its clock (a VM has no
+/// trustworthy one of its own after a boot or a restore), fresh entropy
+/// credited to the kernel's pool and a reseed of its CRNG (a restored
+/// snapshot would otherwise repeat its random numbers), and its run id as
+/// hostname.
+pub(crate) fn adopt(identity: &crate::protocol::GuestIdentity) -> Result<(), String> {
+    let n = identity.entropy.len();
+    if !(MIN_ENTROPY..=MAX_ENTROPY).contains(&n) {
+        return Err(format!(
+            "{n} bytes of entropy; {MIN_ENTROPY} to {MAX_ENTROPY} expected"
+        ));
+    }
+    let now = libc::timespec {
+        tv_sec: (identity.unix_time_ns / 1_000_000_000) as _,
+        tv_nsec: (identity.unix_time_ns % 1_000_000_000) as _,
+    };
+    // SAFETY: a valid timespec for the duration of the call.
+    if unsafe { libc::clock_settime(libc::CLOCK_REALTIME, &now) } != 0 {
+        return Err(format!(
+            "set the clock: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    add_entropy(&identity.entropy).map_err(|e| format!("add entropy: {e}"))?;
+    let name = identity.run_id.as_bytes();
+    let name = &name[..name.len().min(64)];
+    // SAFETY: the pointer and length describe a live byte string.
+    unsafe { libc::sethostname(name.as_ptr().cast(), name.len()) };
+    Ok(())
+}
+
+fn add_entropy(bytes: &[u8]) -> std::io::Result<()> {
+    let random = OpenOptions::new().write(true).open("/dev/urandom")?;
+    // struct rand_pool_info { int entropy_count; int buf_size; __u32 buf[]; }
+    let mut info = Vec::with_capacity(8 + bytes.len());
+    info.extend_from_slice(&((bytes.len() * 8) as i32).to_ne_bytes());
+    info.extend_from_slice(&(bytes.len() as i32).to_ne_bytes());
+    info.extend_from_slice(bytes);
+    // SAFETY: `info` is a rand_pool_info of the size it declares.
+    if unsafe { libc::ioctl(random.as_raw_fd(), RNDADDENTROPY as _, info.as_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: an ioctl without argument on our descriptor.
+    if unsafe { libc::ioctl(random.as_raw_fd(), RNDRESEEDCRNG as _) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape. Both sides refuse a frame of
 /// another version.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 /// The largest frame either side accepts: a put file (the API caps a
 /// request at 1 MiB) or an output chunk fits many times over.
 pub const MAX_FRAME_BYTES: usize = 16 << 20;
@@ -35,8 +35,13 @@ pub enum ProtocolError {
 /// What the host asks of a worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ToWorker {
-    /// Build the run's sandbox with these limits (once per worker).
-    Start { limits: WireLimits },
+    /// Build the run's sandbox with these limits (once per worker). A
+    /// microVM's worker also gets who and when it is (`guest`), before any
+    /// untrusted code runs.
+    Start {
+        limits: WireLimits,
+        guest: Option<GuestIdentity>,
+    },
     /// Write a file into the sandbox before its first command.
     PutFile { path: String, contents: Vec<u8> },
     /// Run one shell command; output frames then one `Exit` answer it.
@@ -83,6 +88,15 @@ pub enum FromWorker {
         refused: bool,
         detail: String,
     },
+}
+
+/// What a microVM guest cannot know by itself after a boot or a snapshot
+/// restore: the time, fresh entropy for its RNGs, and the run it serves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GuestIdentity {
+    pub run_id: String,
+    pub unix_time_ns: u64,
+    pub entropy: Vec<u8>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -8,8 +8,8 @@
 use std::time::{Duration, Instant};
 
 use ephemeral_worker::protocol::{
-    FromWorker, MAX_FRAME_BYTES, Probe, ToWorker, WireExit, WireLimit, WireLimits, WireStream,
-    WireUsage, decode, encode,
+    FromWorker, GuestIdentity, MAX_FRAME_BYTES, Probe, ToWorker, WireExit, WireLimit, WireLimits,
+    WireStream, WireUsage, decode, encode,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -27,7 +27,14 @@ fn seeds() -> Vec<Vec<u8>> {
         disk_files: 10,
     };
     let to = [
-        ToWorker::Start { limits },
+        ToWorker::Start {
+            limits,
+            guest: Some(GuestIdentity {
+                run_id: "run_1".into(),
+                unix_time_ns: 1,
+                entropy: vec![7; 32],
+            }),
+        },
         ToWorker::PutFile {
             path: "/tmp/f".into(),
             contents: vec![1; 40],

@@ -155,6 +155,7 @@ impl IdleWorker {
         let refused = |e: ChannelError| StartError::Refused(e.to_string());
         let start = ToWorker::Start {
             limits: WireLimits::from(limits),
+            guest: None,
         };
         frames::write(&mut writer, &start).await.map_err(refused)?;
         expect_ok(&mut reader, &mut buf).await?;
