@@ -11,24 +11,12 @@
 
 use std::process::Command;
 
+mod support;
+
+use support::section;
+
 /// A whole lab run, musl build included, must end within this.
 const TIMEOUT_SECS: &str = "900";
-
-/// The lines between `==> LABEL` and `<== LABEL: exit N` (that line
-/// included), i.e. what one program printed in the guest.
-fn section<'a>(stdout: &'a str, label: &str) -> Vec<&'a str> {
-    let begin = format!("==> {label}");
-    let end = format!("<== {label}: exit ");
-    let mut lines = stdout.lines().skip_while(|l| *l != begin).skip(1);
-    let mut out = Vec::new();
-    for line in lines.by_ref() {
-        out.push(line);
-        if line.starts_with(&end) {
-            break;
-        }
-    }
-    out
-}
 
 #[test]
 fn self_test_and_vm_tests_pass_under_amd_svm_in_the_lab() {

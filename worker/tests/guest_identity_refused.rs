@@ -4,41 +4,14 @@
 
 mod support;
 
-use std::os::fd::AsRawFd;
-use std::os::unix::net::UnixStream;
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
-
 use ephemeral_worker::channel::{read_frame, write_frame};
 use ephemeral_worker::protocol::{FromWorker, GuestIdentity, ToWorker, WireLimits};
 
 #[test]
 fn a_worker_outside_a_microvm_refuses_a_guest_identity() {
-    let config = support::config();
-    let (mut ours, theirs) = UnixStream::pair().unwrap();
-    let fd = theirs.as_raw_fd();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ephemeral-worker"));
-    command
-        .args(["--no-jail", "--fd", "3", "--bind"])
-        .arg(format!("{}=cache", config.cache_dir.display()))
-        .stderr(Stdio::null());
-    // SAFETY: dup2 is async-signal-safe; `fd` stays open until the spawn.
-    unsafe {
-        command.pre_exec(move || {
-            if libc::dup2(fd, 3) == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let mut child = command.spawn().unwrap();
-    drop(theirs);
+    let (mut child, mut ours) = support::start_unjailed();
     let mut buf = Vec::new();
     let mut reader = ours.try_clone().unwrap();
-    assert!(matches!(
-        read_frame::<_, FromWorker>(&mut reader, &mut buf).unwrap(),
-        FromWorker::Ready { .. }
-    ));
     let limits = WireLimits::from(ephemeral_runtime::Limits::default());
     let identity = GuestIdentity {
         run_id: "run_x".into(),

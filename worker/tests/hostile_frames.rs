@@ -5,50 +5,12 @@
 mod support;
 
 use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::net::UnixStream;
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use ephemeral_worker::channel::read_frame;
-use ephemeral_worker::protocol::{FromWorker, VERSION};
-
-/// Starts an unjailed worker (the decoder is the same) with `fd 3` wired.
-fn start() -> (std::process::Child, UnixStream) {
-    let config = support::config();
-    let (ours, theirs) = UnixStream::pair().unwrap();
-    let fd = theirs.as_raw_fd();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ephemeral-worker"));
-    command
-        .args(["--no-jail", "--fd", "3", "--bind"])
-        .arg(format!("{}=cache", config.cache_dir.display()))
-        .stderr(Stdio::piped());
-    // SAFETY: dup2 is async-signal-safe; `fd` stays open until the spawn.
-    unsafe {
-        command.pre_exec(move || {
-            if libc::dup2(fd, 3) == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let child = command.spawn().unwrap();
-    drop(theirs);
-    let mut reader = ours.try_clone().unwrap();
-    let ready: FromWorker = read_frame(&mut reader, &mut Vec::new()).unwrap();
-    assert!(matches!(
-        ready,
-        FromWorker::Ready {
-            version: VERSION,
-            ..
-        }
-    ));
-    (child, ours)
-}
+use ephemeral_worker::protocol::VERSION;
 
 fn ends_cleanly(bytes: &[u8]) {
-    let (mut child, mut stream) = start();
+    let (mut child, mut stream) = support::start_unjailed();
     stream.write_all(bytes).unwrap();
     // A frame the worker waits to complete is ended by closing the stream.
     stream.shutdown(std::net::Shutdown::Write).unwrap();

@@ -93,3 +93,43 @@ pub async fn assert_gone(pid: u32, cgroups: &[PathBuf]) {
         assert!(!dir.exists(), "cgroup {} left behind", dir.display());
     }
 }
+
+/// An unjailed worker process (the protocol and its decoder are the
+/// jailed one's) with its stream on fd 3, past its `Ready`: for tests that
+/// speak raw frames to it. stderr is kept for inspection.
+pub fn start_unjailed() -> (std::process::Child, std::os::unix::net::UnixStream) {
+    use ephemeral_worker::channel::read_frame;
+    use ephemeral_worker::protocol::{FromWorker, VERSION};
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+
+    let config = config();
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    let fd = theirs.as_raw_fd();
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_ephemeral-worker"));
+    command
+        .args(["--no-jail", "--fd", "3", "--bind"])
+        .arg(format!("{}=cache", config.cache_dir.display()))
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: dup2 is async-signal-safe; `fd` stays open until the spawn.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::dup2(fd, 3) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = command.spawn().unwrap();
+    drop(theirs);
+    let mut reader = ours.try_clone().unwrap();
+    let ready: FromWorker = read_frame(&mut reader, &mut Vec::new()).unwrap();
+    assert!(matches!(
+        ready,
+        FromWorker::Ready {
+            version: VERSION,
+            ..
+        }
+    ));
+    (child, ours)
+}
