@@ -109,7 +109,10 @@ impl Launch<'_> {
             .stderr(self.stderr)
             .allow_tcp(false)
             .allow_udp(false)
-            .allow_ip_name_lookup(false);
+            .allow_ip_name_lookup(false)
+            .secure_random(crate::entropy::kernel_random())
+            .insecure_random(crate::entropy::kernel_random())
+            .insecure_random_seed(crate::entropy::random_u128());
         if !self.stdin.is_empty() {
             wasi.stdin(MemoryInputPipe::new(self.stdin));
         }

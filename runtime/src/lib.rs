@@ -13,6 +13,7 @@ mod bindings;
 pub mod component_cache;
 mod deadline_clock;
 mod engine;
+mod entropy;
 mod error;
 mod launch;
 pub mod limits;

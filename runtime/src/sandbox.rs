@@ -10,8 +10,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rand::Rng;
-
 use crate::Error;
 use crate::engine::{Program, Runtime};
 use crate::launch::{EXIT_TIMEOUT, Launch, SavedState};
@@ -122,10 +120,13 @@ impl SandboxBuilder {
     }
 }
 
+/// Six characters from the kernel's generator (never a generator in this
+/// process: see `entropy.rs`); a byte modulo 62 is slightly biased,
+/// which a folder name can afford.
 fn random_suffix() -> String {
-    let mut rng = rand::rng();
-    (0..6)
-        .map(|_| RUN_DIR_ALPHABET[rng.random_range(0..RUN_DIR_ALPHABET.len())] as char)
+    crate::entropy::random_bytes::<6>()
+        .iter()
+        .map(|b| RUN_DIR_ALPHABET[usize::from(*b) % RUN_DIR_ALPHABET.len()] as char)
         .collect()
 }
 

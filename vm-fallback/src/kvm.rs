@@ -110,6 +110,8 @@ pub struct Capabilities {
     pub vcpu_events: bool,
     /// `KVM_GET/SET_MP_STATE`.
     pub mp_state: bool,
+    /// `KVM_GET/SET_XSAVE`: the guest's AVX and other extended state.
+    pub xsave: bool,
 }
 
 /// An open, checked `/dev/kvm`.
@@ -139,6 +141,7 @@ impl Kvm {
             xcrs: fd.check_extension(Cap::Xcrs),
             vcpu_events: fd.check_extension(Cap::VcpuEvents),
             mp_state: fd.check_extension(Cap::MpState),
+            xsave: fd.check_extension(Cap::Xsave),
         };
         let kind = KvmKind::detect();
         tracing::debug!(%kind, ?caps, "opened /dev/kvm");

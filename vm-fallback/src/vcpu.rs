@@ -21,7 +21,7 @@ use crate::arch::x86_64::{layout, regs};
 use crate::exit::{Bus, Exit};
 use crate::kvm::Capabilities;
 use crate::memory::GuestMemory;
-use crate::watchdog::{self, WatchdogError};
+use crate::watchdog::{self, StopSignal, WatchdogError};
 
 /// Errors from vCPU ioctls and the run loop.
 #[derive(Debug, thiserror::Error)]
@@ -66,6 +66,8 @@ pub enum RunEnd {
     Exit(Exit),
     /// The deadline passed first.
     Deadline,
+    /// A [`StopSignal`] asked the run to end.
+    Stopped,
 }
 
 /// What a bounded run did.
@@ -222,8 +224,21 @@ impl Vcpu {
         bus: &mut dyn Bus,
         on_exit: impl FnMut(&Exit) -> Flow,
     ) -> Result<RunReport, VcpuError> {
+        self.run_until_stopped(deadline, None, bus, on_exit)
+    }
+
+    /// [`Vcpu::run_until`], also ending with [`RunEnd::Stopped`] when
+    /// `stop` is signalled from another thread. The vCPU is then between
+    /// two guest instructions and its state can be saved.
+    pub fn run_until_stopped(
+        &mut self,
+        deadline: Instant,
+        stop: Option<&StopSignal>,
+        bus: &mut dyn Bus,
+        on_exit: impl FnMut(&Exit) -> Flow,
+    ) -> Result<RunReport, VcpuError> {
         self.fd.set_kvm_immediate_exit(0);
-        let result = self.run_armed(deadline, bus, on_exit);
+        let result = self.run_armed(deadline, stop, bus, on_exit);
         // The watchdog is disarmed; a kick may have left the flag set.
         self.fd.set_kvm_immediate_exit(0);
         result
@@ -232,6 +247,7 @@ impl Vcpu {
     fn run_armed(
         &mut self,
         deadline: Instant,
+        stop: Option<&StopSignal>,
         bus: &mut dyn Bus,
         mut on_exit: impl FnMut(&Exit) -> Flow,
     ) -> Result<RunReport, VcpuError> {
@@ -240,11 +256,14 @@ impl Vcpu {
         // SAFETY: the pointer is into this vCPU's kvm_run mapping, which lives
         // as long as `self.fd`; `self` is borrowed mutably for this whole
         // function, and `armed` is dropped before it returns.
-        let armed = unsafe { watchdog::arm(immediate_exit, deadline)? };
+        let armed = unsafe { watchdog::arm(immediate_exit, deadline, stop)? };
         let mut exits = 0;
         let end = loop {
             if armed.fired() {
                 break RunEnd::Deadline;
+            }
+            if stop.is_some_and(StopSignal::requested) {
+                break RunEnd::Stopped;
             }
             let exit = self.run(bus)?;
             if !exit.is_guest_exit() {

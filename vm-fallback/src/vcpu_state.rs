@@ -16,12 +16,13 @@
 //!
 //! Not here: a byte format for state on disk, CPUID (set when the vCPU is
 //! created, and the same for every vCPU of this host), guest memory (copy it
-//! with `GuestMemory::copy_from`), XSAVE/AVX state (guests are integer-only;
-//! the legacy FPU/SSE area is saved with `fpu`).
+//! with `GuestMemory::copy_from` or a snapshot's memory file). XSAVE state
+//! (AVX and the rest, which a Linux guest's user space uses) is saved when
+//! KVM offers it, the legacy FPU/SSE area always.
 
 use kvm_bindings::{
     Msrs, kvm_fpu, kvm_lapic_state, kvm_mp_state, kvm_msr_entry, kvm_regs, kvm_sregs,
-    kvm_vcpu_events, kvm_xcrs,
+    kvm_vcpu_events, kvm_xcrs, kvm_xsave,
 };
 use vmm_sys_util::errno;
 
@@ -75,6 +76,8 @@ pub struct VcpuState {
     pub lapic: Option<kvm_lapic_state>,
     /// Extended control registers (XCR0), when KVM supports them.
     pub xcrs: Option<kvm_xcrs>,
+    /// The XSAVE area (4 KiB: x87, SSE, AVX…), when KVM supports it.
+    pub xsave: Option<Box<[u32; 1024]>>,
     /// Pending exceptions, interrupts, NMIs and the interrupt shadow.
     pub events: Option<kvm_vcpu_events>,
     /// Runnable, halted, waiting for SIPI...
@@ -107,6 +110,12 @@ impl VcpuState {
             || fd.get_xcrs(),
             &mut skipped,
         );
+        let xsave = optional(
+            offered(features.caps.xsave),
+            "xsave",
+            || fd.get_xsave().map(|x| Box::new(x.region)),
+            &mut skipped,
+        );
         let lapic = optional(
             features.irqchip.then_some(()).ok_or(NO_IRQCHIP),
             "lapic",
@@ -130,6 +139,7 @@ impl VcpuState {
             msrs,
             lapic,
             xcrs,
+            xsave,
             events,
             mp_state,
             skipped,
@@ -148,6 +158,15 @@ impl VcpuState {
         vcpu.set_sregs(&self.sregs)?;
         fd.set_fpu(&self.fpu)
             .map_err(vcpu.ioctl_error("KVM_SET_FPU"))?;
+        if let Some(region) = &self.xsave {
+            let xsave = kvm_xsave {
+                region: **region,
+                ..Default::default()
+            };
+            // SAFETY: a whole `kvm_xsave` (its 4 KiB region, as
+            // KVM_GET_XSAVE filled it); KVM_SET_XSAVE reads no more.
+            unsafe { fd.set_xsave(&xsave) }.map_err(vcpu.ioctl_error("KVM_SET_XSAVE"))?;
+        }
         if let Some(xcrs) = &self.xcrs {
             fd.set_xcrs(xcrs)
                 .map_err(vcpu.ioctl_error("KVM_SET_XCRS"))?;
@@ -167,22 +186,31 @@ impl VcpuState {
         Ok(())
     }
 
+    /// KVM stops at the first MSR it refuses. One refused with the value
+    /// zero — its reset value, e.g. a paravirtual feature the guest never
+    /// enabled and this vCPU cannot have — is passed over; any other is an
+    /// error.
     fn restore_msrs(&self, vcpu: &Vcpu) -> Result<(), StateError> {
-        if self.msrs.is_empty() {
-            return Ok(());
-        }
         let total = self.msrs.len();
-        let msrs = Msrs::from_entries(&self.msrs).map_err(|_| StateError::MsrList(total))?;
-        let set = vcpu
-            .fd()
-            .set_msrs(&msrs)
-            .map_err(vcpu.ioctl_error("KVM_SET_MSRS"))?;
-        if set < total {
-            return Err(StateError::MsrsPartlyRestored {
-                set,
-                total,
-                refused: self.msrs[set].index,
-            });
+        let mut rest = &self.msrs[..];
+        while !rest.is_empty() {
+            let msrs = Msrs::from_entries(rest).map_err(|_| StateError::MsrList(total))?;
+            let set = vcpu
+                .fd()
+                .set_msrs(&msrs)
+                .map_err(vcpu.ioctl_error("KVM_SET_MSRS"))?;
+            let Some(refused) = rest.get(set) else {
+                break;
+            };
+            if refused.data != 0 {
+                return Err(StateError::MsrsPartlyRestored {
+                    set: total - rest.len() + set,
+                    total,
+                    refused: refused.index,
+                });
+            }
+            tracing::debug!(msr = refused.index, "KVM refused a zero MSR; left at reset");
+            rest = &rest[set + 1..];
         }
         Ok(())
     }

@@ -1,12 +1,19 @@
 //! One VM: its KVM handle, its guest memory, and the settings every vCPU of
 //! it shares (CPUID, the MSRs to save, whether an irqchip exists).
 //!
+//! [`VmState`] is the VM-wide state KVM keeps for a snapshot: the PICs and
+//! IOAPIC of the irqchip, the PIT, the kvmclock.
+//!
 //! Not here: running (`vcpu.rs`), devices, or more than the one memory
 //! region from `memory.rs`.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use kvm_bindings::CpuId;
+use kvm_bindings::{
+    CpuId, KVM_IRQCHIP_IOAPIC, KVM_IRQCHIP_PIC_MASTER, KVM_IRQCHIP_PIC_SLAVE, kvm_clock_data,
+    kvm_irqchip, kvm_pit_state2,
+};
 use kvm_ioctls::{Cap, VmFd};
 use vm_memory::GuestAddress;
 
@@ -52,6 +59,18 @@ pub enum VmError {
         #[source]
         source: vmm_sys_util::errno::Error,
     },
+    /// Saving or restoring the VM-wide state failed.
+    #[error("{what} failed: {source}")]
+    State {
+        /// The ioctl, e.g. `KVM_SET_IRQCHIP`.
+        what: &'static str,
+        /// The error KVM returned.
+        #[source]
+        source: vmm_sys_util::errno::Error,
+    },
+    /// A saved state does not fit this VM (no irqchip, no PIT…).
+    #[error("the saved VM state does not fit this VM: {0}")]
+    StateMismatch(&'static str),
     /// `KVM_CREATE_VCPU` failed.
     #[error("KVM cannot create vCPU {index}: {source}")]
     CreateVcpu {
@@ -95,24 +114,51 @@ pub struct Vm {
     memory: Arc<GuestMemory>,
     cpuid: CpuId,
     features: VcpuFeatures,
+    pit: AtomicBool,
 }
+
+/// The VM-wide state of a stopped VM: what KVM's irqchip, PIT and clock
+/// hold. Plain data; the vCPUs' state is [`crate::VcpuState`].
+#[derive(Debug, Clone)]
+pub struct VmState {
+    /// PIC master, PIC slave, IOAPIC; empty without an irqchip.
+    pub irqchips: Vec<kvm_irqchip>,
+    /// The i8254, when the VM has one.
+    pub pit: Option<kvm_pit_state2>,
+    /// The kvmclock's value.
+    pub clock: kvm_clock_data,
+}
+
+/// The irqchip's parts, in the order they are saved and restored.
+const IRQCHIPS: [u32; 3] = [
+    KVM_IRQCHIP_PIC_MASTER,
+    KVM_IRQCHIP_PIC_SLAVE,
+    KVM_IRQCHIP_IOAPIC,
+];
 
 impl Vm {
     /// Creates a VM with `config.memory_mib` MiB of RAM at address 0.
     pub fn new(kvm: &Kvm, config: VmConfig) -> Result<Self, VmError> {
+        let memory = GuestMemory::new(config.memory_mib)?;
+        Self::with_memory(kvm, config.irqchip, memory)
+    }
+
+    /// Creates a VM over `memory` (e.g. a snapshot's, mapped privately),
+    /// with an in-kernel irqchip if `irqchip`.
+    pub fn with_memory(kvm: &Kvm, irqchip: bool, memory: GuestMemory) -> Result<Self, VmError> {
         let fd = kvm.fd().create_vm().map_err(VmError::Create)?;
-        let memory = Arc::new(GuestMemory::new(config.memory_mib)?);
+        let memory = Arc::new(memory);
         memory.register(&fd)?;
         if kvm.fd().check_extension(Cap::SetTssAddr)
             && let Err(e) = fd.set_tss_address(KVM_TSS_ADDRESS)
         {
             tracing::debug!(error = %e, "KVM_SET_TSS_ADDR refused; only real mode needs it");
         }
-        if config.irqchip {
+        if irqchip {
             fd.create_irq_chip().map_err(VmError::Irqchip)?;
         }
         let features = VcpuFeatures {
-            irqchip: config.irqchip,
+            irqchip,
             caps: kvm.capabilities(),
             msrs: saveable_msrs(kvm).into(),
         };
@@ -121,6 +167,7 @@ impl Vm {
             memory,
             cpuid: kvm.supported_cpuid()?,
             features,
+            pit: AtomicBool::new(false),
         })
     }
 
@@ -175,7 +222,69 @@ impl Vm {
             flags: kvm_bindings::KVM_PIT_SPEAKER_DUMMY,
             ..Default::default()
         };
-        self.fd.create_pit2(config).map_err(VmError::Pit)
+        self.fd.create_pit2(config).map_err(VmError::Pit)?;
+        self.pit.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Saves the irqchip, PIT and clock. The vCPUs must be stopped.
+    pub fn save_state(&self) -> Result<VmState, VmError> {
+        let state_error = |what| move |source| VmError::State { what, source };
+        let mut irqchips = Vec::new();
+        if self.features.irqchip {
+            for chip_id in IRQCHIPS {
+                let mut chip = kvm_irqchip {
+                    chip_id,
+                    ..Default::default()
+                };
+                self.fd
+                    .get_irqchip(&mut chip)
+                    .map_err(state_error("KVM_GET_IRQCHIP"))?;
+                irqchips.push(chip);
+            }
+        }
+        let pit = match self.pit.load(Ordering::Relaxed) {
+            true => Some(self.fd.get_pit2().map_err(state_error("KVM_GET_PIT2"))?),
+            false => None,
+        };
+        let clock = self.fd.get_clock().map_err(state_error("KVM_GET_CLOCK"))?;
+        Ok(VmState {
+            irqchips,
+            pit,
+            clock,
+        })
+    }
+
+    /// Puts `state` into this VM, which must have been built like the one
+    /// it was saved from (irqchip, PIT).
+    pub fn restore_state(&self, state: &VmState) -> Result<(), VmError> {
+        let state_error = |what| move |source| VmError::State { what, source };
+        if !state.irqchips.is_empty() && !self.features.irqchip {
+            return Err(VmError::StateMismatch(
+                "it has an irqchip, this VM has none",
+            ));
+        }
+        if state.pit.is_some() != self.pit.load(Ordering::Relaxed) {
+            return Err(VmError::StateMismatch("PIT present in one, not the other"));
+        }
+        if let Some(pit) = &state.pit {
+            self.fd.set_pit2(pit).map_err(state_error("KVM_SET_PIT2"))?;
+        }
+        // The clock continues from where it was saved; flags such as
+        // "TSC stable" describe the old host moment and are not inputs.
+        let clock = kvm_clock_data {
+            clock: state.clock.clock,
+            ..Default::default()
+        };
+        self.fd
+            .set_clock(&clock)
+            .map_err(state_error("KVM_SET_CLOCK"))?;
+        for chip in &state.irqchips {
+            self.fd
+                .set_irqchip(chip)
+                .map_err(state_error("KVM_SET_IRQCHIP"))?;
+        }
+        Ok(())
     }
 
     /// Makes a write to `event` raise interrupt line `gsi` in the guest.

@@ -19,15 +19,18 @@
 //! finds no target and does nothing, though it can still interrupt a
 //! blocking system call on that thread with `EINTR`, which std's I/O retries.
 //!
-//! Not here: pausing or resuming a vCPU from another thread on demand, or
-//! the run loop itself (`vcpu.rs`).
+//! A [`StopSignal`] ends a run early from another thread the same way:
+//! while a run is armed with it, `stop()` makes the timer thread fire at
+//! once. That is how a VMM pauses a guest to snapshot it.
+//!
+//! Not here: the run loop itself (`vcpu.rs`).
 
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::os::raw::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -92,7 +95,9 @@ pub(crate) struct Armed {
     fired: Arc<AtomicBool>,
     /// The target of an enclosing arm on this thread, put back on disarm.
     previous: *mut u8,
-    stop: Option<mpsc::Sender<()>>,
+    stop: Option<mpsc::Sender<Wake>>,
+    /// The stop signal this run listens to, unregistered on disarm.
+    signal: Option<StopSignal>,
     timer: Option<JoinHandle<()>>,
     /// `!Send`: it must be dropped on the thread it kicks, which is what
     /// keeps that thread alive while the timer may still signal it.
@@ -108,7 +113,12 @@ impl Armed {
 
 impl Drop for Armed {
     fn drop(&mut self) {
-        drop(self.stop.take());
+        if let Some(signal) = self.signal.take() {
+            signal.unregister();
+        }
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(Wake::Disarm);
+        }
         if let Some(timer) = self.timer.take() {
             let _ = timer.join();
         }
@@ -126,6 +136,7 @@ impl Drop for Armed {
 pub(crate) unsafe fn arm(
     immediate_exit: *mut u8,
     deadline: Instant,
+    signal: Option<&StopSignal>,
 ) -> Result<Armed, WatchdogError> {
     install_handler()?;
     let previous = IMMEDIATE_EXIT.with(|c| c.replace(immediate_exit));
@@ -138,13 +149,19 @@ pub(crate) unsafe fn arm(
         .name("vcpu-watchdog".into())
         .spawn(move || watch(target, deadline, &stopped, &timer_fired));
     match timer {
-        Ok(timer) => Ok(Armed {
-            fired,
-            previous,
-            stop: Some(stop),
-            timer: Some(timer),
-            _on_this_thread: PhantomData,
-        }),
+        Ok(timer) => {
+            if let Some(signal) = signal {
+                signal.register(stop.clone());
+            }
+            Ok(Armed {
+                fired,
+                previous,
+                stop: Some(stop),
+                signal: signal.cloned(),
+                timer: Some(timer),
+                _on_this_thread: PhantomData,
+            })
+        }
         Err(e) => {
             IMMEDIATE_EXIT.with(|c| c.set(previous));
             Err(WatchdogError::Spawn(e))
@@ -162,23 +179,78 @@ struct Kickable(libc::pthread_t);
 // the thread it names outlives the timer thread (see `watch`).
 unsafe impl Send for Kickable {}
 
-/// The timer thread: wait for disarm or the deadline; past the deadline,
-/// kick until disarmed.
-fn watch(target: Kickable, deadline: Instant, stopped: &mpsc::Receiver<()>, fired: &AtomicBool) {
+/// What wakes the timer thread before its deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wake {
+    /// The run ended: stop watching.
+    Disarm,
+    /// A [`StopSignal`] fired: kick now.
+    Stop,
+}
+
+/// The timer thread: wait for disarm, a stop, or the deadline; then kick
+/// until disarmed.
+fn watch(target: Kickable, deadline: Instant, wakes: &mpsc::Receiver<Wake>, fired: &AtomicBool) {
     let wait = deadline.saturating_duration_since(Instant::now());
-    if stopped.recv_timeout(wait) != Err(RecvTimeoutError::Timeout) {
-        return;
+    match wakes.recv_timeout(wait) {
+        Err(RecvTimeoutError::Timeout) => {
+            fired.store(true, Ordering::SeqCst);
+            tracing::debug!("vCPU deadline passed, kicking");
+        }
+        Ok(Wake::Stop) => tracing::debug!("vCPU stop asked, kicking"),
+        Ok(Wake::Disarm) | Err(RecvTimeoutError::Disconnected) => return,
     }
-    fired.store(true, Ordering::SeqCst);
-    tracing::debug!("vCPU deadline passed, kicking");
     loop {
         // SAFETY: `target` is the thread holding the `Armed`, which is
         // `!Send` and joins this thread when dropped, so `target` is alive
         // for every kick sent here.
         unsafe { libc::pthread_kill(target.0, kick_signal()) };
-        if stopped.recv_timeout(KICK_REPEAT) != Err(RecvTimeoutError::Timeout) {
-            return;
+        match wakes.recv_timeout(KICK_REPEAT) {
+            Ok(Wake::Stop) | Err(RecvTimeoutError::Timeout) => {}
+            Ok(Wake::Disarm) | Err(RecvTimeoutError::Disconnected) => return,
         }
+    }
+}
+
+/// Asks a running vCPU, from any thread, to leave its run loop at once
+/// (between two instructions of the guest, never inside a device access).
+/// Cheap to clone; every clone is the same signal. Once stopped it stays
+/// stopped: a run armed with it later returns at once.
+#[derive(Debug, Clone, Default)]
+pub struct StopSignal(Arc<StopInner>);
+
+#[derive(Debug, Default)]
+struct StopInner {
+    requested: AtomicBool,
+    /// The timer thread of the run armed with this signal, if any.
+    timer: Mutex<Option<mpsc::Sender<Wake>>>,
+}
+
+impl StopSignal {
+    pub fn new() -> StopSignal {
+        StopSignal::default()
+    }
+
+    /// Stops the run armed with this signal, now or as soon as one starts.
+    pub fn stop(&self) {
+        self.0.requested.store(true, Ordering::SeqCst);
+        let timer = self.0.timer.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(timer) = timer.as_ref() {
+            let _ = timer.send(Wake::Stop);
+        }
+    }
+
+    /// Whether `stop` was called.
+    pub fn requested(&self) -> bool {
+        self.0.requested.load(Ordering::SeqCst)
+    }
+
+    fn register(&self, timer: mpsc::Sender<Wake>) {
+        *self.0.timer.lock().unwrap_or_else(PoisonError::into_inner) = Some(timer);
+    }
+
+    fn unregister(&self) {
+        *self.0.timer.lock().unwrap_or_else(PoisonError::into_inner) = None;
     }
 }
 
@@ -190,7 +262,7 @@ mod tests {
     fn kick_sets_the_flag_and_the_byte_then_disarm_clears() {
         let mut byte = 0u8;
         // SAFETY: `byte` outlives `armed` (dropped below).
-        let armed = unsafe { arm(&raw mut byte, Instant::now()) }.unwrap();
+        let armed = unsafe { arm(&raw mut byte, Instant::now(), None) }.unwrap();
         let start = Instant::now();
         while !armed.fired() {
             assert!(start.elapsed() < Duration::from_secs(5));
@@ -213,11 +285,43 @@ mod tests {
     fn disarm_before_deadline_never_fires() {
         let mut byte = 0u8;
         // SAFETY: `byte` outlives `armed`.
-        let armed =
-            unsafe { arm(&raw mut byte, Instant::now() + Duration::from_secs(60)) }.unwrap();
+        let armed = unsafe {
+            arm(
+                &raw mut byte,
+                Instant::now() + Duration::from_secs(60),
+                None,
+            )
+        }
+        .unwrap();
         let start = Instant::now();
         drop(armed);
         assert!(start.elapsed() < Duration::from_secs(1));
         assert_eq!(byte, 0);
+    }
+
+    #[test]
+    fn a_stop_from_another_thread_kicks_before_the_deadline() {
+        let mut byte = 0u8;
+        let signal = StopSignal::new();
+        // SAFETY: `byte` outlives `armed`.
+        let armed = unsafe {
+            arm(
+                &raw mut byte,
+                Instant::now() + Duration::from_secs(60),
+                Some(&signal),
+            )
+        }
+        .unwrap();
+        let remote = signal.clone();
+        thread::spawn(move || remote.stop()).join().unwrap();
+        let start = Instant::now();
+        while byte == 0 {
+            assert!(start.elapsed() < Duration::from_secs(5));
+            thread::sleep(Duration::from_millis(1));
+            // SAFETY: as above.
+            byte = unsafe { (&raw const byte).read_volatile() };
+        }
+        assert!(signal.requested() && !armed.fired());
+        drop(armed);
     }
 }

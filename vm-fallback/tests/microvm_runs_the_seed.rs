@@ -1,10 +1,16 @@
 //! A run's commands in a microVM, end to end, under the lab's AMD SVM: the
 //! worker (static, musl) is the guest's init, its shell and python3
 //! precompiled on this host for a portable CPU; the worker protocol goes,
-//! unchanged, over the virtio console. The seed's four commands — `pwd;
-//! whoami`, curl with no network, the python primes script, a file in
-//! `/tmp` — give the seed's answers; the guest took the host's clock (and
-//! fresh entropy) with `Start`; the VM ends by itself.
+//! unchanged, over the virtio console.
+//!
+//! A template microVM boots to its worker's Ready and is snapshotted; two
+//! runs are each restored from that snapshot. In each, the seed's four
+//! commands — `pwd; whoami`, curl with no network, the python primes
+//! script, a file in `/tmp` — give the seed's answers; the guest took the
+//! host's clock with `Start`; the lab host's files are not there; the VM
+//! ends by itself. The two restored runs draw different random bytes
+//! (the same memory, reseeded by `Start`). A restored run that loops
+//! forever is ended at its deadline and its VM destroyed.
 
 mod support;
 
@@ -72,37 +78,76 @@ fn the_seed_commands_run_in_a_microvm_through_the_worker_protocol() {
     for (host, guest) in guest_components() {
         files.push(file(&host, &guest));
     }
-    let script = r#"echo "==> seed"
-/microvm_run /vmlinux /worker /gcache /gprog 400 -- 'pwd; whoami' -- 'command -v curl && curl -sS -m 8 https://example.com' -- "printf '%s\n' '#!/usr/bin/env python3' 'primes = []' 'n = 2' 'while len(primes) < 15:' '    if all(n % p for p in primes):' '        primes.append(n)' '    n += 1' 'print(*primes)' > primes.py && chmod +x primes.py && ./primes.py" -- "printf 'sandbox proof\n' > /tmp/proof.txt && ls -l /tmp/proof.txt" -- 'ls /; cat /etc/passwd; echo $?' -- 'date -u +year=%Y'
+    let script = r#"echo "lab host secret" > /host-secret.txt
+echo "==> seed"
+/microvm_run /vmlinux /worker /gcache /gprog 300 restores=2 -- 'pwd; whoami' -- 'command -v curl && curl -sS -m 8 https://example.com' -- "printf '%s\n' '#!/usr/bin/env python3' 'primes = []' 'n = 2' 'while len(primes) < 15:' '    if all(n % p for p in primes):' '        primes.append(n)' '    n += 1' 'print(*primes)' > primes.py && chmod +x primes.py && ./primes.py" -- "printf 'sandbox proof\n' > /tmp/proof.txt && ls -l /tmp/proof.txt" -- 'ls /; cat /etc/passwd; echo $?' -- 'date -u +year=%Y' -- "printf entropy=; python3 -c 'import os; print(os.urandom(16).hex())'" -- 'cat /host-secret.txt; echo secret-status=$?' -- 'echo hi'
 echo "<== seed: exit $?"
+echo "==> loop"
+/microvm_run /vmlinux /worker /gcache /gprog 15 restores=1 -- 'while true; do true; done'
+echo "<== loop: exit $?"
 "#;
     let out = lab(&files, script);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let seed = section(&stdout, "seed");
-    let has = |line: &str| seed.iter().any(|l| l.contains(line));
-    assert!(has("--- worker ready in the guest"), "{seed:?}");
-    assert!(
-        seed.iter()
-            .any(|l| l.starts_with("/tmp/ephemeral-run-") && l.ends_with("/scratch")),
-        "{seed:?}"
+    let seed = section(&stdout, "seed").join("\n");
+    assert!(seed.contains("--- template snapshot taken"), "{seed}");
+    assert!(seed.ends_with("<== seed: exit 0"), "{seed}");
+    let first = section(&seed, "restored 1");
+    let second = section(&seed, "restored 2");
+    check_seed_run(&first);
+    check_seed_run(&second);
+    let entropy = |run: &[&str]| {
+        run.iter()
+            .find_map(|l| l.strip_prefix("entropy="))
+            .map(str::to_owned)
+            .unwrap_or_else(|| panic!("no entropy line in {run:?}"))
+    };
+    assert_eq!(entropy(&first).len(), 32);
+    assert_ne!(
+        entropy(&first),
+        entropy(&second),
+        "two runs restored from one snapshot drew the same random bytes"
     );
-    assert!(seed.contains(&"worker"), "{seed:?}");
+
+    let looping = section(&stdout, "loop").join("\n");
+    let looped = section(&looping, "restored 1");
+    assert!(
+        looped
+            .iter()
+            .any(|l| l.starts_with("--- Deadline after") && l.ends_with("microVM destroyed")),
+        "{looped:?}"
+    );
+    assert_eq!(looped.last(), Some(&"<== restored 1: exit 1"), "{looped:?}");
+}
+
+/// One restored run's answers to the seed's commands and the checks after.
+fn check_seed_run(run: &[&str]) {
+    let has = |line: &str| run.iter().any(|l| l.contains(line));
+    assert!(has("--- microVM ready from the snapshot in"), "{run:?}");
+    assert!(
+        run.iter()
+            .any(|l| l.starts_with("/tmp/ephemeral-run-") && l.ends_with("/scratch")),
+        "{run:?}"
+    );
+    assert!(run.contains(&"worker"), "{run:?}");
     assert!(
         has("curl: (6) Could not resolve host: example.com"),
-        "{seed:?}"
+        "{run:?}"
     );
-    assert!(has("--- exit 6"), "{seed:?}");
+    assert!(has("--- exit 6"), "{run:?}");
     assert!(
-        seed.contains(&"2 3 5 7 11 13 17 19 23 29 31 37 41 43 47"),
-        "{seed:?}"
+        run.contains(&"2 3 5 7 11 13 17 19 23 29 31 37 41 43 47"),
+        "{run:?}"
     );
-    assert!(has("worker worker 14") && has("/tmp/proof.txt"), "{seed:?}");
+    assert!(has("worker worker 14") && has("/tmp/proof.txt"), "{run:?}");
     // The sandbox's own tree (its passwd names the run's scratch folder),
     // not the guest's initramfs, which has no /etc at all.
     assert!(
         has("worker:x:1000:1000:worker:/tmp/ephemeral-run-"),
-        "{seed:?}"
+        "{run:?}"
     );
+    // The lab host's file is not in the guest.
+    assert!(!has("lab host secret"), "{run:?}");
+    assert!(has("secret-status=1"), "{run:?}");
     // The guest took the host's clock: not 1970.
     let year = 1970
         + std::time::SystemTime::now()
@@ -110,7 +155,11 @@ echo "<== seed: exit $?"
             .unwrap()
             .as_secs()
             / 31_556_952;
-    assert!(seed.contains(&format!("year={year}").as_str()), "{seed:?}");
-    assert!(has("--- Reset after"), "{seed:?}");
-    assert_eq!(seed.last(), Some(&"<== seed: exit 0"), "{seed:?}");
+    assert!(run.contains(&format!("year={year}").as_str()), "{run:?}");
+    assert!(run.contains(&"hi"), "{run:?}");
+    assert!(has("--- Reset after"), "{run:?}");
+    assert!(
+        run.last().is_some_and(|l| l.ends_with(": exit 0")),
+        "{run:?}"
+    );
 }

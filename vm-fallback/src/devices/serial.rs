@@ -5,6 +5,7 @@
 use std::io;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use vm_superio::serial::SerialState;
 use vm_superio::{Serial, Trigger};
 use vmm_sys_util::eventfd::EventFd;
 
@@ -70,6 +71,24 @@ impl Console {
             uart: Serial::new(IrqTrigger(irq), log.clone()),
             log,
         }
+    }
+
+    /// A UART in `state` (from [`Console::state`]), with an empty log.
+    pub fn from_state(irq: EventFd, state: &SerialState) -> io::Result<Console> {
+        let log = ConsoleLog::default();
+        let uart = Serial::from_state(
+            state,
+            IrqTrigger(irq),
+            vm_superio::serial::NoEvents,
+            log.clone(),
+        )
+        .map_err(|e| io::Error::other(format!("{e:?}")))?;
+        Ok(Console { uart, log })
+    }
+
+    /// The UART's registers and FIFO, for a snapshot.
+    pub fn state(&self) -> SerialState {
+        self.uart.state()
     }
 
     pub fn log(&self) -> ConsoleLog {

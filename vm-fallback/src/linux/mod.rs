@@ -4,10 +4,13 @@
 //! long mode — no firmware, no real mode. The VM gets an in-kernel irqchip
 //! and PIT, COM1 for its console and the i8042 reset line as its "done".
 //!
-//! This is `builder.rs` for Linux guests: the wiring in one place. Not
-//! here yet: virtio devices, snapshots of a booted guest.
+//! This is `builder.rs` for Linux guests: the wiring in one place.
+//! Snapshots of a booted guest and their restore are in `snapshot.rs`.
 
+mod snapshot;
 mod zero_page;
+
+pub use snapshot::{LinuxSnapshot, RestoreReport};
 
 use std::cell::RefCell;
 use std::fs::File;
@@ -20,12 +23,13 @@ use vm_memory::{GuestAddress, GuestMemoryBackend};
 use vmm_sys_util::eventfd::EventFd;
 
 use crate::arch::x86_64::{gdt, paging, regs};
-use crate::devices::virtio::{ConsoleSink, MMIO_SIZE, VirtioConsole, cmdline_device};
+use crate::devices::virtio::{ConsoleSink, ConsoleState, MMIO_SIZE, VirtioConsole, cmdline_device};
 use crate::devices::{COM1_IRQ, Console, ConsoleLog, LegacyDevices, PortEvent};
 use crate::exit::{Bus, Exit};
 use crate::kvm::Kvm;
 use crate::vcpu::{Flow, RunEnd, Vcpu, VcpuError};
 use crate::vm::{Vm, VmConfig, VmError};
+use crate::watchdog::StopSignal;
 
 pub use zero_page::{CMDLINE_MAX, CMDLINE_START, HIMEM_START, ZERO_PAGE_START};
 
@@ -63,6 +67,10 @@ pub enum LinuxError {
     Setup(String),
     #[error("cannot make the console's interrupt: {0}")]
     Irq(std::io::Error),
+    #[error(transparent)]
+    Snapshot(#[from] crate::snapshot::SnapshotError),
+    #[error("the snapshot's device state is not one our devices can be in: {0}")]
+    DeviceState(String),
 }
 
 /// What to boot.
@@ -90,6 +98,8 @@ pub enum GuestEnd {
     Crashed(String),
     /// Still running at the deadline.
     Deadline,
+    /// Stopped by a [`StopSignal`]: it can be snapshotted, or run on.
+    Stopped,
 }
 
 /// A booted (or bootable) Linux microVM.
@@ -147,48 +157,67 @@ impl LinuxVm {
             },
         )?;
         vm.create_pit()?;
-        let irq = EventFd::new(libc::EFD_NONBLOCK).map_err(LinuxError::Irq)?;
-        vm.register_irqfd(&irq, COM1_IRQ)?;
-        let console = Console::new(irq);
-        let log = console.log();
-        let channel_irq = EventFd::new(libc::EFD_NONBLOCK).map_err(LinuxError::Irq)?;
-        vm.register_irqfd(&channel_irq, VIRTIO_CONSOLE_IRQ)?;
-        let channel = VirtioConsole::new(vm.memory_handle(), channel_irq, sink);
+        let devices = Devices::wire(&vm, sink, None)?;
         let entry = load(&vm, guest)?;
         let vcpu = vm.create_vcpu(0)?;
         set_boot_state(&vcpu, entry)?;
-        Ok(LinuxVm {
+        Ok(LinuxVm::assemble(vm, vcpu, devices))
+    }
+
+    fn assemble(vm: Vm, vcpu: Vcpu, devices: Devices) -> LinuxVm {
+        LinuxVm {
             vm,
             vcpu,
-            devices: Rc::new(RefCell::new(LegacyDevices { console })),
-            console: log,
-            channel,
-        })
+            console: devices.legacy.console.log(),
+            devices: Rc::new(RefCell::new(devices.legacy)),
+            channel: devices.channel,
+        }
     }
 
     /// Runs the guest until it resets, crashes, or `deadline`.
     pub fn run_until(&mut self, deadline: Instant) -> Result<GuestEnd, LinuxError> {
+        self.run(deadline, None)
+    }
+
+    /// Runs the guest until it resets, crashes, `deadline`, or `stop` is
+    /// signalled from another thread ([`GuestEnd::Stopped`]).
+    pub fn run_until_stopped(
+        &mut self,
+        deadline: Instant,
+        stop: &StopSignal,
+    ) -> Result<GuestEnd, LinuxError> {
+        self.run(deadline, Some(stop))
+    }
+
+    fn run(
+        &mut self,
+        deadline: Instant,
+        stop: Option<&StopSignal>,
+    ) -> Result<GuestEnd, LinuxError> {
         let mut bus = SharedBus {
             legacy: self.devices.clone(),
             channel: self.channel.clone(),
         };
         let devices = self.devices.clone();
         let channel = self.channel.clone();
-        let report = self.vcpu.run_until(deadline, &mut bus, |exit| match exit {
-            Exit::IoOut { port, data } => match devices.borrow_mut().io_out(*port, data) {
-                PortEvent::Reset => Flow::Stop,
-                PortEvent::None => Flow::Continue,
-            },
-            Exit::MmioWrite { addr, data } => {
-                if let Some(offset) = channel_offset(*addr) {
-                    channel.mmio_write(offset, data);
+        let report = self
+            .vcpu
+            .run_until_stopped(deadline, stop, &mut bus, |exit| match exit {
+                Exit::IoOut { port, data } => match devices.borrow_mut().io_out(*port, data) {
+                    PortEvent::Reset => Flow::Stop,
+                    PortEvent::None => Flow::Continue,
+                },
+                Exit::MmioWrite { addr, data } => {
+                    if let Some(offset) = channel_offset(*addr) {
+                        channel.mmio_write(offset, data);
+                    }
+                    Flow::Continue
                 }
-                Flow::Continue
-            }
-            _ => Flow::Continue,
-        })?;
+                _ => Flow::Continue,
+            })?;
         Ok(match report.end {
             RunEnd::Deadline => GuestEnd::Deadline,
+            RunEnd::Stopped => GuestEnd::Stopped,
             RunEnd::Exit(Exit::IoOut { .. }) => GuestEnd::Reset,
             RunEnd::Exit(other) => GuestEnd::Crashed(format!("{other:?}")),
         })
@@ -207,6 +236,49 @@ impl LinuxVm {
 
     pub fn vm(&self) -> &Vm {
         &self.vm
+    }
+}
+
+/// A Linux guest's devices, wired to its VM's interrupt lines.
+struct Devices {
+    legacy: LegacyDevices,
+    channel: VirtioConsole,
+}
+
+/// The devices' state in a snapshot.
+#[derive(Debug, Clone)]
+struct DeviceState {
+    serial: vm_superio::serial::SerialState,
+    channel: ConsoleState,
+}
+
+impl Devices {
+    /// COM1 and the virtio console, fresh or in `saved` state.
+    fn wire(
+        vm: &Vm,
+        sink: ConsoleSink,
+        saved: Option<&DeviceState>,
+    ) -> Result<Devices, LinuxError> {
+        let irq = EventFd::new(libc::EFD_NONBLOCK).map_err(LinuxError::Irq)?;
+        vm.register_irqfd(&irq, COM1_IRQ)?;
+        let console = match saved {
+            Some(saved) => Console::from_state(irq, &saved.serial)
+                .map_err(|e| LinuxError::DeviceState(format!("COM1: {e}")))?,
+            None => Console::new(irq),
+        };
+        let channel_irq = EventFd::new(libc::EFD_NONBLOCK).map_err(LinuxError::Irq)?;
+        vm.register_irqfd(&channel_irq, VIRTIO_CONSOLE_IRQ)?;
+        let channel = match saved {
+            Some(saved) => {
+                VirtioConsole::from_state(vm.memory_handle(), channel_irq, sink, &saved.channel)
+                    .ok_or_else(|| LinuxError::DeviceState("the virtio console's queues".into()))?
+            }
+            None => VirtioConsole::new(vm.memory_handle(), channel_irq, sink),
+        };
+        Ok(Devices {
+            legacy: LegacyDevices { console },
+            channel,
+        })
     }
 }
 

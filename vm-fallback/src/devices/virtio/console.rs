@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use virtio_queue::{Queue, QueueT};
 use vmm_sys_util::eventfd::EventFd;
 
-use super::mmio::{Action, Transport};
+use super::mmio::{Action, Transport, TransportState};
 use super::{DEVICE_CONSOLE, F_VERSION_1};
 use crate::memory::GuestMemory;
 
@@ -39,6 +39,14 @@ struct State {
     pub notifies: u64,
 }
 
+/// The console in a snapshot: its transport, and bytes the host had
+/// pushed that the guest had not taken yet.
+#[derive(Debug, Clone)]
+pub struct ConsoleState {
+    pub transport: TransportState,
+    pub pending: Vec<u8>,
+}
+
 /// The console, cheap to clone: every clone is the same device.
 #[derive(Clone)]
 pub struct VirtioConsole {
@@ -52,10 +60,44 @@ impl VirtioConsole {
         let queues = (0..2)
             .map(|_| Queue::new(QUEUE_SIZE).expect("a power-of-two queue size is valid"))
             .collect();
+        let transport = Transport::new(DEVICE_CONSOLE, F_VERSION_1, queues);
+        Self::with_transport(memory, irq, sink, transport, VecDeque::new())
+    }
+
+    /// The console in a saved `state`, over a restored guest's memory;
+    /// `None` if the state is not one a console can be in.
+    pub fn from_state(
+        memory: Arc<GuestMemory>,
+        irq: EventFd,
+        sink: ConsoleSink,
+        state: &ConsoleState,
+    ) -> Option<VirtioConsole> {
+        let transport = Transport::from_state(DEVICE_CONSOLE, &state.transport)?;
+        (transport.queues.len() == 2 && state.pending.len() <= MAX_PENDING).then_some(())?;
+        let pending = state.pending.iter().copied().collect();
+        Some(Self::with_transport(memory, irq, sink, transport, pending))
+    }
+
+    /// The device's state, for a snapshot (the guest must be stopped).
+    pub fn state(&self) -> ConsoleState {
+        let s = self.lock();
+        ConsoleState {
+            transport: s.transport.state(),
+            pending: s.pending.iter().copied().collect(),
+        }
+    }
+
+    fn with_transport(
+        memory: Arc<GuestMemory>,
+        irq: EventFd,
+        sink: ConsoleSink,
+        transport: Transport,
+        pending: VecDeque<u8>,
+    ) -> VirtioConsole {
         VirtioConsole {
             state: Arc::new(Mutex::new(State {
-                transport: Transport::new(DEVICE_CONSOLE, F_VERSION_1, queues),
-                pending: VecDeque::new(),
+                transport,
+                pending,
                 sink,
                 to_guest: 0,
                 from_guest: 0,

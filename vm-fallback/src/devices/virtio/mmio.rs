@@ -1,7 +1,7 @@
 //! The virtio-mmio register file (virtio 1.2, 4.2.2), decoded into
 //! actions on a device's queues. Offsets and values are the spec's.
 
-use virtio_queue::{Queue, QueueT};
+use virtio_queue::{Queue, QueueState, QueueT};
 
 /// The window one device takes: registers and its config space.
 pub const MMIO_SIZE: u64 = 0x1000;
@@ -55,6 +55,19 @@ pub(super) struct Transport {
     pub queues: Vec<Queue>,
 }
 
+/// The transport's state in a snapshot: plain data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransportState {
+    pub device_features: u64,
+    pub driver_features: u64,
+    pub features_sel: u32,
+    pub driver_features_sel: u32,
+    pub status: u32,
+    pub queue_sel: u32,
+    pub interrupt_status: u32,
+    pub queues: Vec<QueueState>,
+}
+
 /// What a register write asks the device to do.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Action {
@@ -76,6 +89,40 @@ impl Transport {
             interrupt_status: 0,
             queues,
         }
+    }
+
+    pub fn state(&self) -> TransportState {
+        TransportState {
+            device_features: self.device_features,
+            driver_features: self.driver_features,
+            features_sel: self.features_sel,
+            driver_features_sel: self.driver_features_sel,
+            status: self.status,
+            queue_sel: self.queue_sel,
+            interrupt_status: self.interrupt_status,
+            queues: self.queues.iter().map(Queue::state).collect(),
+        }
+    }
+
+    /// The transport of `device_id` in a saved `state`; `None` when a
+    /// queue's saved state is not one virtio-queue accepts.
+    pub fn from_state(device_id: u32, state: &TransportState) -> Option<Transport> {
+        let queues = state
+            .queues
+            .iter()
+            .map(|q| Queue::try_from(*q).ok())
+            .collect::<Option<Vec<_>>>()?;
+        Some(Transport {
+            device_id,
+            device_features: state.device_features,
+            driver_features: state.driver_features,
+            features_sel: state.features_sel,
+            driver_features_sel: state.driver_features_sel,
+            status: state.status,
+            queue_sel: state.queue_sel,
+            interrupt_status: state.interrupt_status,
+            queues,
+        })
     }
 
     fn queue(&mut self) -> Option<&mut Queue> {
@@ -203,6 +250,10 @@ mod tests {
         assert_eq!(t.queues[1].desc_table(), 0x1000);
         assert!(t.queues[1].ready());
         assert_eq!(t.write(QUEUE_NOTIFY, 1), Action::Notify(1));
+        let saved = t.state();
+        let back = Transport::from_state(3, &saved).unwrap();
+        assert_eq!(back.state(), saved);
+        assert!(back.queues[1].ready());
         assert_eq!(t.write(STATUS, 0), Action::Reset);
         assert!(!t.queues[1].ready());
     }

@@ -9,8 +9,8 @@
 mod console;
 mod mmio;
 
-pub use console::{ConsoleSink, VirtioConsole};
-pub use mmio::{MMIO_SIZE, cmdline_device};
+pub use console::{ConsoleSink, ConsoleState, VirtioConsole};
+pub use mmio::{MMIO_SIZE, TransportState, cmdline_device};
 
 /// Device type of a console (virtio 1.2, 5.3).
 pub(crate) const DEVICE_CONSOLE: u32 = 3;
