@@ -33,23 +33,34 @@ impl Isolation {
     }
 }
 
-/// Why this server cannot give runs `kvm+wasm`, in one line: what the host's
-/// KVM is (a bounded self-test, never a hang) and what is missing.
-pub fn kvm_unavailable_reason() -> String {
+/// Whether this host's KVM can run the microVM: `/dev/kvm` exists, a
+/// bounded self-test runs guest code (never a hang), and it is a hardware
+/// KVM, not PVM. Otherwise why not, in one line.
+pub fn kvm_ready() -> Result<ephemeral_vm::KvmKind, String> {
     if !std::path::Path::new("/dev/kvm").exists() {
-        return "there is no /dev/kvm on this host".into();
+        return Err("there is no /dev/kvm on this host".into());
     }
     let report = ephemeral_vm::self_test(std::time::Duration::from_secs(2));
     if !report.passed() {
-        return format!("the KVM self-test failed: {report}");
+        return Err(format!("the KVM self-test failed: {report}"));
     }
     if report.kind == ephemeral_vm::KvmKind::Pvm {
-        return "/dev/kvm here is PVM, which runs small test guests but cannot boot the microVM's \
-                Linux guest (vm-fallback/lab proves the microVM on an emulated AMD SVM)"
-            .into();
+        return Err(
+            "/dev/kvm here is PVM, which runs small test guests but cannot boot the microVM's \
+             Linux guest (vm-fallback/lab proves the microVM on an emulated AMD SVM)"
+                .into(),
+        );
     }
-    format!(
-        "{}: the microVM boots and runs the worker (vm-fallback), but this build does not serve runs from it yet",
-        report.kind
-    )
+    Ok(report.kind)
+}
+
+/// Why this server cannot give runs `kvm+wasm`, in one line, or what
+/// would serve them.
+pub fn kvm_unavailable_reason() -> String {
+    match kvm_ready() {
+        Err(why) => why,
+        Ok(kind) => format!(
+            "{kind}: runs can be served from microVMs (the server makes its template snapshot at start)"
+        ),
+    }
 }

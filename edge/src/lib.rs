@@ -17,6 +17,7 @@ pub mod isolation;
 pub mod ledger;
 pub mod lifecycle;
 pub mod metrics;
+pub mod microvm_host;
 pub mod ratelimit;
 pub mod recovery;
 pub mod retention;

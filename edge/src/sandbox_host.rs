@@ -1,9 +1,12 @@
 //! A run's sandbox as the edge sees it: start with files, exec (output
 //! chunks as they come, then the exit), destroy — the same few messages
 //! whatever holds the sandbox:
+//! - `kvm+wasm`: a microVM per run, restored from a template snapshot by a
+//!   jailed VMM process taken from a pool of ready ones; the worker runs as
+//!   the guest's init and speaks the same protocol (`microvm_host.rs`);
 //! - `jail+wasm`: a jailed worker process per run, taken from a pool of
 //!   ready ones (`ephemeral_worker`); the run ends `failed` if its worker
-//!   dies;
+//!   (or VMM) dies;
 //! - `wasm`: the `Sandbox` on a thread of the server's own (development).
 
 use std::sync::Arc;
@@ -34,6 +37,7 @@ impl Sandboxes {
     pub fn isolation(&self) -> Isolation {
         match self {
             Sandboxes::InProcess(_) => Isolation::Wasm,
+            Sandboxes::Jailed(pool) if pool.config().microvm => Isolation::Kvm,
             Sandboxes::Jailed(_) => Isolation::Jail,
         }
     }

@@ -137,11 +137,21 @@ async fn choose_sandboxes(
     runtime: &Arc<Runtime>,
 ) -> Result<Sandboxes, ServerError> {
     let wanted = config.isolation;
-    if wanted == Some(Isolation::Kvm) {
-        return Err(ServerError::Unavailable(
-            Isolation::Kvm.timeline_name(),
-            crate::isolation::kvm_unavailable_reason(),
-        ));
+    let mut no_kvm = String::new();
+    if matches!(wanted, None | Some(Isolation::Kvm)) {
+        match kvm_pool(config, runtime).await? {
+            Ok(pool) => return Ok(Sandboxes::Jailed(pool)),
+            Err(why) if wanted == Some(Isolation::Kvm) => {
+                return Err(ServerError::Unavailable(
+                    Isolation::Kvm.timeline_name(),
+                    why,
+                ));
+            }
+            Err(why) => {
+                tracing::info!(why = %why, "no microVMs on this host");
+                no_kvm = why;
+            }
+        }
     }
     let jail = if wanted == Some(Isolation::Wasm) {
         Err("the configuration asks for isolation wasm".to_string())
@@ -186,10 +196,27 @@ async fn choose_sandboxes(
         return Err(ServerError::Isolation {
             offered: sandboxes.isolation().timeline_name(),
             required: config.min_isolation.timeline_name(),
-            why: crate::isolation::kvm_unavailable_reason(),
+            why: no_kvm,
         });
     }
     Ok(sandboxes)
+}
+
+/// A pool of jailed VMMs serving microVMs, or why this host has none. The
+/// outer error is the server's own failure (a task that died).
+async fn kvm_pool(
+    config: &Config,
+    runtime: &Arc<Runtime>,
+) -> Result<Result<Arc<WorkerPool>, String>, ServerError> {
+    let runtime = runtime.clone();
+    let made = tokio::task::spawn_blocking(move || crate::microvm_host::kvm_config(&runtime))
+        .await
+        .map_err(|e| ServerError::Runtime(e.to_string()))?;
+    Ok(made.map(|mut workers| {
+        workers.max_tasks = config.workers.max_tasks;
+        workers.cpu_millis = config.workers.cpu_millis;
+        WorkerPool::start(workers, config.workers.pool_size)
+    }))
 }
 
 /// A server ready to serve.

@@ -2,80 +2,98 @@
 //! would: the worker (static, musl) is the guest's init, its components
 //! precompiled for a portable CPU; frames go through the virtio console.
 //!
-//! `microvm_run VMLINUX WORKER CACHE_DIR PROGRAMS_DIR TIMEOUT_S [restores=N] -- 'CMD' [-- 'CMD']…`
-//! prints each command's output and exit, then the VM's end. Exits 0 when
-//! every command ran and the VM ended by itself.
+//! ```text
+//! microvm_run VMLINUX WORKER CACHE_DIR PROGRAMS_DIR TIMEOUT_S -- 'CMD' [-- 'CMD']…
+//! microvm_run vmm VMM SNAPSHOT_DIR RUNS TIMEOUT_S -- 'CMD' [-- 'CMD']…
+//! microvm_run pool VMM SNAPSHOT_DIR RUNS TIMEOUT_S -- 'CMD' [-- 'CMD']…
+//! ```
 //!
-//! With `restores=N` the VM booted is a template: when its worker is
-//! ready it is stopped and snapshotted, and the commands run N times, each
-//! time in a new microVM restored from the snapshot (given its own
-//! entropy, clock and run id with `Start`), TIMEOUT_S each; each run's
-//! output is framed by `==> restored I` and `<== restored I: exit CODE`.
+//! The first form boots a microVM in this process and prints each
+//! command's output and exit, then the VM's end; exits 0 when every
+//! command ran and the VM ended by itself.
+//!
+//! The second form is the host's side of runs served by the VMM process
+//! from a template's snapshot (`ephemeral-vmm template`): RUNS times,
+//! `VMM serve --snapshot SNAPSHOT_DIR --timeout TIMEOUT_S` is started with
+//! one end of a socket pair as descriptor 3 — as the server starts a
+//! jailed worker — and driven through the worker protocol: the replayed
+//! Ready, then Start (with the run's own entropy, clock and id), the
+//! commands, Destroy. Each run is framed by `==> vmm I` and `<== vmm I:
+//! exit CODE`.
+//!
+//! The third form is the server's own machinery: a `WorkerPool` whose
+//! program is `VMM serve --snapshot SNAPSHOT_DIR --jail`, spawned into
+//! fresh namespaces and a cgroup like any jailed worker (root and cgroups
+//! needed); each run takes a ready VMM from the pool, starts it (the pool
+//! sends the guest identity), runs the commands with `WorkerHandle::exec`
+//! and destroys it. Framed by `==> pool I` / `<== pool I: exit CODE`.
 
 use std::io::Read;
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use ephemeral_vm::Kvm;
 use ephemeral_vm::devices::virtio::VirtioConsole;
-use ephemeral_vm::initramfs::{self, Entry};
-use ephemeral_vm::linux::{
-    DEFAULT_CMDLINE, GuestEnd, LinuxGuest, LinuxSnapshot, LinuxVm, cmdline_with_channel,
-};
-use ephemeral_vm::{Kvm, StopSignal};
+use ephemeral_vm::linux::{GuestEnd, LinuxVm};
+use ephemeral_vm::microvm::{self, WorkerGuest};
 use ephemeral_worker::protocol::{self, FromWorker, GuestIdentity, ToWorker, WireLimits};
-
-/// How long the template may take to boot to its worker's Ready.
-const TEMPLATE_BOOT: Duration = Duration::from_secs(300);
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let split = args.iter().position(|a| a == "--").unwrap_or(args.len());
     let (fixed, rest) = args.split_at(split);
-    let (fixed, restores) = match fixed {
-        [head @ .., last] if last.starts_with("restores=") => {
-            (head, last["restores=".len()..].parse::<u32>().ok())
-        }
-        _ => (fixed, None),
-    };
-    let [kernel, worker, cache, programs, timeout] = fixed else {
-        eprintln!(
-            "usage: microvm_run VMLINUX WORKER CACHE_DIR PROGRAMS_DIR TIMEOUT_S [restores=N] -- 'CMD'…"
-        );
-        std::process::exit(2);
-    };
     let commands: Vec<String> = rest
         .split(|w| w == "--")
         .filter(|g| !g.is_empty())
         .map(|g| g.join(" "))
         .collect();
-    let timeout = Duration::from_secs(timeout.parse().unwrap_or(120));
-    let started = Instant::now();
-    let guest = LinuxGuest {
-        kernel: kernel.into(),
-        initramfs: guest_initramfs(worker, cache, programs),
-        cmdline: format!(
-            "{} -- --guest-init --portable --bind /cache=cache --bind /programs=programs",
-            cmdline_with_channel(DEFAULT_CMDLINE)
-        ),
-        memory_mib: 1024,
-    };
-    let (pipe_read, pipe_write) = std::io::pipe().expect("pipe");
-    let kvm = Kvm::open().expect("/dev/kvm");
-    let mut vm = LinuxVm::new(&kvm, &guest, Box::new(pipe_write)).expect("the microVM");
-    println!("--- microVM built in {} ms", started.elapsed().as_millis());
-    if let Some(restores) = restores {
-        let snapshot = template(vm, pipe_read, started);
-        let failed = (1..=restores)
-            .filter(|&i| !restored_run(&kvm, &snapshot, i, &commands, timeout))
-            .count();
+    if let [mode, vmm, snapshot, runs, timeout] = fixed
+        && (mode == "vmm" || mode == "pool")
+    {
+        let runs: u32 = runs.parse().unwrap_or(1);
+        let timeout = Duration::from_secs(timeout.parse().unwrap_or(120));
+        let failed = match mode.as_str() {
+            "vmm" => (1..=runs)
+                .filter(|&i| !vmm_run(vmm, snapshot, i, &commands, timeout))
+                .count(),
+            _ => pool_runs(vmm, snapshot, runs, &commands, timeout),
+        };
         std::process::exit(i32::from(failed > 0));
     }
+    let [kernel, worker, cache, programs, timeout] = fixed else {
+        eprintln!(
+            "usage: microvm_run VMLINUX WORKER CACHE_DIR PROGRAMS_DIR TIMEOUT_S -- 'CMD'…\n       microvm_run vmm VMM SNAPSHOT_DIR RUNS TIMEOUT_S -- 'CMD'…"
+        );
+        std::process::exit(2);
+    };
+    let timeout = Duration::from_secs(timeout.parse().unwrap_or(120));
+    let guest = WorkerGuest {
+        kernel: kernel.into(),
+        worker: worker.into(),
+        cache_dir: cache.into(),
+        programs_dir: programs.into(),
+        memory_mib: microvm::DEFAULT_MEMORY_MIB,
+    }
+    .guest()
+    .expect("the guest");
+    let kvm = Kvm::open().expect("/dev/kvm");
+    let started = Instant::now();
+    let (mut pipe_read, pipe_write) = std::io::pipe().expect("pipe");
+    let mut vm = LinuxVm::new(&kvm, &guest, Box::new(pipe_write)).expect("the microVM");
+    println!("--- microVM built in {} ms", started.elapsed().as_millis());
     let (done_tx, done_rx) = mpsc::channel();
     let channel = vm.channel();
-    let mut pipe_read = pipe_read;
     std::thread::spawn(move || {
         let ok = wait_ready(&mut pipe_read, started)
-            && drive(channel, pipe_read, &commands, "run_microvm_lab");
+            && drive(
+                &Guest::Channel(channel),
+                pipe_read,
+                &commands,
+                "run_microvm_lab",
+            );
         let _ = done_tx.send(ok);
     });
     let end = vm.run_until(started + timeout).expect("the vCPU runs");
@@ -89,123 +107,189 @@ fn main() {
     std::process::exit(if ok && end == GuestEnd::Reset { 0 } else { 1 });
 }
 
-/// Boots the template to its worker's Ready, stops it there and takes its
-/// snapshot; the template VM is then destroyed.
-fn template(mut vm: LinuxVm, mut from: std::io::PipeReader, started: Instant) -> LinuxSnapshot {
-    let stop = StopSignal::new();
-    let remote = stop.clone();
-    let waiter = std::thread::spawn(move || {
-        let ready = wait_ready(&mut from, started);
-        remote.stop();
-        ready
-    });
-    let end = vm
-        .run_until_stopped(started + TEMPLATE_BOOT, &stop)
-        .expect("the template's vCPU runs");
-    if end != GuestEnd::Stopped || !waiter.join().unwrap_or(false) {
-        eprintln!("{}", vm.console());
-        println!("--- the template did not get ready: {end:?}");
-        std::process::exit(1);
-    }
-    let t = Instant::now();
-    let snapshot = vm.snapshot().expect("the snapshot");
-    let (size, stored) = snapshot.memory();
-    println!(
-        "--- template snapshot taken in {} ms ({} of {} MiB stored)",
-        t.elapsed().as_millis(),
-        stored >> 20,
-        size >> 20
-    );
-    snapshot
-}
-
-/// One run in a microVM restored from `snapshot`. True when every command
-/// ran and the VM ended by itself.
-fn restored_run(
-    kvm: &Kvm,
-    snapshot: &LinuxSnapshot,
-    index: u32,
-    commands: &[String],
-    timeout: Duration,
-) -> bool {
-    println!("==> restored {index}");
+/// One run served by a VMM process, driven over a socket as the server
+/// drives a worker. True when every command ran and the VMM exited 0.
+fn vmm_run(vmm: &str, snapshot: &str, index: u32, commands: &[String], timeout: Duration) -> bool {
+    println!("==> vmm {index}");
     let started = Instant::now();
-    let (pipe_read, pipe_write) = std::io::pipe().expect("pipe");
-    let (mut vm, report) =
-        LinuxVm::restore(kvm, snapshot, Box::new(pipe_write)).expect("the restored microVM");
-    println!(
-        "--- microVM ready from the snapshot in {:.2} ms",
-        report.ready.as_secs_f64() * 1e3
-    );
-    let channel = vm.channel();
-    let commands = commands.to_vec();
-    let run_id = format!("run_restored_{index}");
-    let (done_tx, done_rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = done_tx.send(drive(channel, pipe_read, &commands, &run_id));
-    });
-    let end = vm.run_until(started + timeout).expect("the vCPU runs");
-    if end != GuestEnd::Reset {
-        eprintln!("{}", vm.console());
+    let (host, guest) = UnixStream::pair().expect("socketpair");
+    let guest_fd = guest.as_raw_fd();
+    let mut command = std::process::Command::new(vmm);
+    command.args(["serve", "--snapshot", snapshot, "--timeout"]);
+    command.arg(timeout.as_secs().to_string());
+    // SAFETY: between fork and exec only dup2, which is async-signal-safe.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::dup2(guest_fd, 3) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
     }
-    drop(vm);
+    let mut child = command.spawn().expect("start the VMM");
+    drop(guest);
+    let mut from = host.try_clone().expect("socket");
+    // Kept open until the VMM exits: the guest ends the run itself (it
+    // resets after Destroyed), not the host hanging up.
+    let to = Guest::Socket(host);
+    let ok = wait_ready(&mut from, started) && {
+        print_memory(child.id(), "after Ready");
+        drive(&to, from, commands, &format!("run_vmm_{index}"))
+    };
+    print_memory(child.id(), "after the commands");
+    let status = child.wait().expect("wait for the VMM");
+    drop(to);
     println!(
-        "--- {end:?} after {} ms; microVM destroyed",
+        "--- VMM exited {status} after {} ms",
         started.elapsed().as_millis()
     );
-    // A run the deadline ended leaves its driver waiting for a frame that
-    // will never come: it is not waited for.
-    let ok = end == GuestEnd::Reset
-        && done_rx
-            .recv_timeout(Duration::from_secs(1))
-            .unwrap_or(false);
-    println!("<== restored {index}: exit {}", i32::from(!ok));
+    let ok = ok && status.success();
+    println!("<== vmm {index}: exit {}", i32::from(!ok));
     ok
 }
 
-/// `/init` is the worker; `/cache` and `/programs` what it loads.
-fn guest_initramfs(worker: &str, cache: &str, programs: &str) -> Vec<u8> {
-    let mut files = vec![
-        Entry::Dir {
-            path: "cache".into(),
-        },
-        Entry::Dir {
-            path: "programs".into(),
-        },
-    ];
-    for (dir, into) in [(cache, "cache"), (programs, "programs")] {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if e.path().is_file() {
-                files.push(Entry::File {
-                    path: format!("{into}/{name}"),
-                    mode: 0o644,
-                    data: std::fs::read(e.path()).expect("read a guest file"),
-                });
-            }
+/// RUNS runs through a pool of jailed VMM processes, as the server makes
+/// them. Returns how many failed.
+fn pool_runs(
+    vmm: &str,
+    snapshot: &str,
+    runs: u32,
+    commands: &[String],
+    timeout: Duration,
+) -> usize {
+    use ephemeral_worker::{ExecEvent, WorkerConfig, WorkerPool};
+    let args = ["serve", "--snapshot", snapshot, "--jail", "--timeout"]
+        .iter()
+        .map(|a| a.to_string())
+        .chain([timeout.as_secs().to_string()])
+        .collect();
+    let mut config = match WorkerConfig::detect(vmm.into(), args, "/-".into(), "/-".into()) {
+        Ok(c) => c,
+        Err(why) => {
+            println!("--- cannot jail VMMs here: {why}");
+            return runs as usize;
         }
-    }
-    let init = std::fs::read(worker).expect("read the worker");
-    initramfs::build(&init, &files).expect("the initramfs")
+    };
+    config.microvm = true;
+    // The guest's RAM is the VMM's memory: what the guest writes is
+    // copied from the snapshot into the VMM's cgroup.
+    config.memory_overhead_bytes = 2 << 30;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio");
+    rt.block_on(async move {
+        let pool = WorkerPool::start(config, 1);
+        let mut failed = 0;
+        for index in 1..=runs {
+            println!("==> pool {index}");
+            let t = Instant::now();
+            let ok = match pool.take().await {
+                Err(e) => {
+                    println!("--- no VMM from the pool: {e}");
+                    false
+                }
+                Ok(idle) => {
+                    println!(
+                        "--- pool handed out a jailed VMM (pid {}) in {:.1} ms",
+                        idle.pid(),
+                        t.elapsed().as_secs_f64() * 1e3
+                    );
+                    print_jail(idle.pid());
+                    match idle.start(Default::default(), Vec::new()).await {
+                        Err(e) => {
+                            println!("--- Start refused: {e}");
+                            false
+                        }
+                        Ok(worker) => {
+                            println!("--- started in {} ms", t.elapsed().as_millis());
+                            let mut ok = true;
+                            for command in commands {
+                                println!("$ {command}");
+                                let mut events = worker.exec(command, timeout);
+                                while let Some(event) = events.recv().await {
+                                    match event {
+                                        ExecEvent::Output(_, data) => {
+                                            print!("{}", String::from_utf8_lossy(&data))
+                                        }
+                                        ExecEvent::Exit(o) => println!("--- exit {}", o.exit_code),
+                                        ExecEvent::Failed(why) => {
+                                            println!("--- failed: {why}");
+                                            ok = false;
+                                        }
+                                    }
+                                }
+                            }
+                            let pid = worker.pid();
+                            worker.destroy().await;
+                            let gone = !std::path::Path::new(&format!("/proc/{pid}")).exists();
+                            println!("--- destroyed; VMM process gone: {gone}");
+                            ok && gone
+                        }
+                    }
+                }
+            };
+            failed += usize::from(!ok);
+            println!("<== pool {index}: exit {}", i32::from(!ok));
+        }
+        failed
+    })
 }
 
-fn send(channel: &VirtioConsole, message: &ToWorker) {
-    let frame = protocol::encode(message).expect("encode");
-    let mut sent = 0;
-    while sent < frame.len() {
-        let n = channel.push(&frame[sent..]);
-        sent += n;
-        if n == 0 {
-            std::thread::sleep(Duration::from_millis(1));
+/// What the kernel says of a jailed VMM: its seccomp mode, no_new_privs,
+/// uid, and whether its namespaces are ours.
+fn print_jail(pid: u32) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    for key in ["Uid:", "NoNewPrivs:", "Seccomp:", "CapEff:", "CapBnd:"] {
+        if let Some(line) = status.lines().find(|l| l.starts_with(key)) {
+            println!(
+                "--- VMM {}",
+                line.split_whitespace().collect::<Vec<_>>().join(" ")
+            );
         }
+    }
+    for ns in ["net", "mnt", "pid", "user"] {
+        let theirs = std::fs::read_link(format!("/proc/{pid}/ns/{ns}")).ok();
+        let ours = std::fs::read_link(format!("/proc/self/ns/{ns}")).ok();
+        println!(
+            "--- VMM {ns} namespace is its own: {}",
+            theirs.is_some() && theirs != ours
+        );
     }
 }
 
-fn receive(from: &mut impl Read) -> Option<FromWorker> {
-    ephemeral_worker::channel::read_frame(from, &mut Vec::new()).ok()
+/// The VMM process's resident memory from `/proc/PID/status`: file pages
+/// (the snapshot's memory file — shmem when it lives on a tmpfs — and the
+/// binary, shared with every VMM restored from it) and anonymous pages
+/// (its own: the guest's writes, copied on write, and the VMM's heap).
+fn print_memory(pid: u32, when: &str) {
+    let status = match std::fs::read_to_string(format!("/proc/{pid}/status")) {
+        Ok(s) => s,
+        Err(e) => {
+            println!("--- VMM memory {when}: unknown ({e})");
+            return;
+        }
+    };
+    let kib = |key: &str| -> u64 {
+        status
+            .lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+            .unwrap_or(0)
+    };
+    println!(
+        "--- VMM memory {when}: RSS {} MiB = {} MiB its own (anonymous) + {} MiB shared (snapshot and binary)",
+        kib("VmRSS:") >> 10,
+        kib("RssAnon:") >> 10,
+        (kib("RssFile:") + kib("RssShmem:")) >> 10
+    );
+}
+
+/// Where frames to the guest go: straight into its virtio console (a VM
+/// in this process), or a VMM process's socket.
+enum Guest {
+    Channel(VirtioConsole),
+    Socket(UnixStream),
 }
 
 /// Waits for the worker's Ready.
@@ -213,7 +297,7 @@ fn wait_ready(from: &mut impl Read, started: Instant) -> bool {
     match receive(from) {
         Some(FromWorker::Ready { version, .. }) => {
             println!(
-                "--- worker ready in the guest after {} ms (protocol v{version})",
+                "--- worker ready after {} ms (protocol v{version})",
                 started.elapsed().as_millis()
             );
             true
@@ -225,9 +309,32 @@ fn wait_ready(from: &mut impl Read, started: Instant) -> bool {
     }
 }
 
+fn send(guest: &Guest, message: &ToWorker) {
+    let frame = protocol::encode(message).expect("encode");
+    match guest {
+        Guest::Channel(channel) => {
+            let mut sent = 0;
+            while sent < frame.len() {
+                let n = channel.push(&frame[sent..]);
+                sent += n;
+                if n == 0 {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+        }
+        Guest::Socket(socket) => {
+            let _ = std::io::Write::write_all(&mut &*socket, &frame);
+        }
+    }
+}
+
+fn receive(from: &mut impl Read) -> Option<FromWorker> {
+    ephemeral_worker::channel::read_frame(from, &mut Vec::new()).ok()
+}
+
 /// Start → each Exec (output as it comes, then its exit) → Destroy. True
 /// when all went as the protocol says.
-fn drive(channel: VirtioConsole, mut from: impl Read, commands: &[String], run_id: &str) -> bool {
+fn drive(guest: &Guest, mut from: impl Read, commands: &[String], run_id: &str) -> bool {
     let limits = WireLimits {
         command_timeout_ms: 60_000,
         sandbox_timeout_ms: 300_000,
@@ -237,7 +344,7 @@ fn drive(channel: VirtioConsole, mut from: impl Read, commands: &[String], run_i
         disk_files: 1000,
     };
     send(
-        &channel,
+        guest,
         &ToWorker::Start {
             limits,
             guest: Some(identity(run_id)),
@@ -250,7 +357,7 @@ fn drive(channel: VirtioConsole, mut from: impl Read, commands: &[String], run_i
         let t = Instant::now();
         println!("$ {command}");
         send(
-            &channel,
+            guest,
             &ToWorker::Exec {
                 id: i as u32 + 1,
                 command: command.clone(),
@@ -277,7 +384,7 @@ fn drive(channel: VirtioConsole, mut from: impl Read, commands: &[String], run_i
             }
         }
     }
-    send(&channel, &ToWorker::Destroy);
+    send(guest, &ToWorker::Destroy);
     matches!(receive(&mut from), Some(FromWorker::Destroyed { .. }))
 }
 

@@ -10,12 +10,21 @@
 //! before it runs anything untrusted (for the microVM, the worker
 //! protocol's guest identity does it).
 //!
+//! On disk a snapshot is a folder: `memory` (a sparse file, holes where
+//! the guest never wrote) and `state` (postcard), written by the process
+//! that took it and mapped by every VMM process that restores it — they
+//! share the file's pages through the page cache.
+//!
 //! Not here: devices' state (the Linux guest's snapshot adds it, in
-//! `linux/snapshot.rs`), a byte format for disk (a snapshot lives in the
-//! VMM process that took it and in processes it forks).
+//! `linux/snapshot.rs`).
 
 use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
 use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
 
 use crate::kvm::Kvm;
 use crate::memory::{GuestMemory, MemoryError};
@@ -32,6 +41,32 @@ pub enum SnapshotError {
     Vm(#[from] VmError),
     #[error("vCPU state: {0}")]
     Vcpu(#[from] StateError),
+    #[error("snapshot {path}: {source}")]
+    File {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("snapshot {path}: not a snapshot this build can read: {why}")]
+    Format {
+        path: std::path::PathBuf,
+        why: String,
+    },
+}
+
+/// The parts of a [`VmSnapshot`] besides its memory, as stored.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct VmSnapshotState {
+    memory_size: u64,
+    state: VmState,
+    vcpus: Vec<VcpuState>,
+}
+
+pub(crate) fn file_error(path: &Path) -> impl FnOnce(std::io::Error) -> SnapshotError + '_ {
+    move |source| SnapshotError::File {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// A frozen VM. Shareable between threads (`Arc`): restoring reads it.
@@ -142,9 +177,72 @@ impl VmSnapshot {
         self.memory_size
     }
 
+    /// Everything but the memory, for a state file.
+    pub(crate) fn saved_state(&self) -> VmSnapshotState {
+        VmSnapshotState {
+            memory_size: self.memory_size,
+            state: self.state.clone(),
+            vcpus: self.vcpus.clone(),
+        }
+    }
+
+    /// A snapshot from its memory file and saved state.
+    pub(crate) fn from_parts(memory: File, saved: VmSnapshotState) -> VmSnapshot {
+        VmSnapshot {
+            memory,
+            memory_size: saved.memory_size,
+            state: saved.state,
+            vcpus: saved.vcpus,
+        }
+    }
+
+    /// Copies the memory file to `path`, holes kept as holes.
+    pub(crate) fn write_memory(&self, path: &Path) -> Result<(), SnapshotError> {
+        let out = File::create(path).map_err(file_error(path))?;
+        out.set_len(self.memory_size).map_err(file_error(path))?;
+        let mut buf = vec![0u8; 1 << 20];
+        for (start, end) in data_ranges(&self.memory, self.memory_size) {
+            let mut at = start;
+            while at < end {
+                let n = buf.len().min((end - at) as usize);
+                self.memory
+                    .read_exact_at(&mut buf[..n], at)
+                    .map_err(file_error(path))?;
+                out.write_all_at(&buf[..n], at).map_err(file_error(path))?;
+                at += n as u64;
+            }
+        }
+        out.sync_all().map_err(file_error(path))
+    }
+
     /// Bytes of the memory file that hold data (the rest are holes).
     pub fn memory_stored(&self) -> u64 {
         use std::os::unix::fs::MetadataExt;
         self.memory.metadata().map_or(0, |m| m.blocks() * 512)
     }
+}
+
+/// The `(start, end)` ranges of `file` that hold data (`SEEK_DATA` /
+/// `SEEK_HOLE`); the whole file where the filesystem cannot say.
+fn data_ranges(file: &File, size: u64) -> Vec<(u64, u64)> {
+    let fd = file.as_raw_fd();
+    let seek = |from: u64, whence| {
+        // SAFETY: lseek on a descriptor we own; it does not touch memory.
+        let at = unsafe { libc::lseek(fd, from as libc::off_t, whence) };
+        u64::try_from(at).ok()
+    };
+    let mut ranges = Vec::new();
+    let mut at = 0;
+    while at < size {
+        let Some(start) = seek(at, libc::SEEK_DATA) else {
+            break; // ENXIO: no data past `at`
+        };
+        let end = seek(start, libc::SEEK_HOLE).unwrap_or(size).min(size);
+        if end <= start {
+            break;
+        }
+        ranges.push((start, end));
+        at = end;
+    }
+    ranges
 }

@@ -53,7 +53,7 @@ pub enum StateError {
 }
 
 /// A piece of state that was not saved, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Skipped {
     /// What, e.g. `"xcrs"` or `"msr 0xc0000103"`.
     pub piece: String,
@@ -62,13 +62,14 @@ pub struct Skipped {
 }
 
 /// The saved state of one vCPU.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct VcpuState {
     /// General-purpose registers, RIP, RFLAGS.
     pub regs: kvm_regs,
     /// Segments, control registers, EFER, descriptor tables.
     pub sregs: kvm_sregs,
     /// x87 and SSE registers.
+    #[serde(with = "fpu_serde")]
     pub fpu: kvm_fpu,
     /// The MSRs of `Vm::saved_msrs` that KVM returned, in restore order.
     pub msrs: Vec<kvm_msr_entry>,
@@ -77,7 +78,7 @@ pub struct VcpuState {
     /// Extended control registers (XCR0), when KVM supports them.
     pub xcrs: Option<kvm_xcrs>,
     /// The XSAVE area (4 KiB: x87, SSE, AVX…), when KVM supports it.
-    pub xsave: Option<Box<[u32; 1024]>>,
+    pub xsave: Option<Vec<u32>>,
     /// Pending exceptions, interrupts, NMIs and the interrupt shadow.
     pub events: Option<kvm_vcpu_events>,
     /// Runnable, halted, waiting for SIPI...
@@ -113,7 +114,7 @@ impl VcpuState {
         let xsave = optional(
             offered(features.caps.xsave),
             "xsave",
-            || fd.get_xsave().map(|x| Box::new(x.region)),
+            || fd.get_xsave().map(|x| x.region.to_vec()),
             &mut skipped,
         );
         let lapic = optional(
@@ -159,10 +160,9 @@ impl VcpuState {
         fd.set_fpu(&self.fpu)
             .map_err(vcpu.ioctl_error("KVM_SET_FPU"))?;
         if let Some(region) = &self.xsave {
-            let xsave = kvm_xsave {
-                region: **region,
-                ..Default::default()
-            };
+            let mut xsave = kvm_xsave::default();
+            let n = region.len().min(xsave.region.len());
+            xsave.region[..n].copy_from_slice(&region[..n]);
             // SAFETY: a whole `kvm_xsave` (its 4 KiB region, as
             // KVM_GET_XSAVE filled it); KVM_SET_XSAVE reads no more.
             unsafe { fd.set_xsave(&xsave) }.map_err(vcpu.ioctl_error("KVM_SET_XSAVE"))?;
@@ -280,4 +280,55 @@ fn read_msrs(
         }
     }
     Ok(saved)
+}
+
+/// `kvm_fpu` is the one state struct kvm-bindings does not serialise: it
+/// goes through a mirror of its fields.
+mod fpu_serde {
+    use kvm_bindings::kvm_fpu;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    struct Fpu {
+        fpr: [[u8; 16]; 8],
+        fcw: u16,
+        fsw: u16,
+        ftwx: u8,
+        last_opcode: u16,
+        last_ip: u64,
+        last_dp: u64,
+        xmm: [[u8; 16]; 16],
+        mxcsr: u32,
+    }
+
+    pub fn serialize<S: Serializer>(f: &kvm_fpu, s: S) -> Result<S::Ok, S::Error> {
+        Fpu {
+            fpr: f.fpr,
+            fcw: f.fcw,
+            fsw: f.fsw,
+            ftwx: f.ftwx,
+            last_opcode: f.last_opcode,
+            last_ip: f.last_ip,
+            last_dp: f.last_dp,
+            xmm: f.xmm,
+            mxcsr: f.mxcsr,
+        }
+        .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<kvm_fpu, D::Error> {
+        let f = Fpu::deserialize(d)?;
+        Ok(kvm_fpu {
+            fpr: f.fpr,
+            fcw: f.fcw,
+            fsw: f.fsw,
+            ftwx: f.ftwx,
+            last_opcode: f.last_opcode,
+            last_ip: f.last_ip,
+            last_dp: f.last_dp,
+            xmm: f.xmm,
+            mxcsr: f.mxcsr,
+            ..Default::default()
+        })
+    }
 }

@@ -119,7 +119,7 @@ pub struct Vm {
 
 /// The VM-wide state of a stopped VM: what KVM's irqchip, PIT and clock
 /// hold. Plain data; the vCPUs' state is [`crate::VcpuState`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct VmState {
     /// PIC master, PIC slave, IOAPIC; empty without an irqchip.
     pub irqchips: Vec<kvm_irqchip>,

@@ -25,6 +25,7 @@ fn self_test_and_vm_tests_pass_under_amd_svm_in_the_lab() {
         .args(["--example", "selftest"])
         .args(["--test", "vcpu_state_roundtrip"])
         .args(["--test", "port_io_exits"])
+        .args(["--test", "snapshot_restore"])
         .args(["--", "--test-threads=1"])
         .output()
         .expect("cannot start ephemeral-lab");
@@ -63,7 +64,7 @@ fn self_test_and_vm_tests_pass_under_amd_svm_in_the_lab() {
     );
     println!("self-test under nested SVM: {verdict}");
 
-    for test in ["vcpu_state_roundtrip", "port_io_exits"] {
+    for test in ["vcpu_state_roundtrip", "port_io_exits", "snapshot_restore"] {
         let label = format!("test {test}");
         let lines = section(&stdout, &label);
         assert!(

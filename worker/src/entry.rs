@@ -101,7 +101,7 @@ pub(crate) fn start(args: &WorkerArgs) -> Result<Arc<Runtime>, WorkerError> {
         ..RuntimeConfig::default()
     })?;
     if args.jail.is_some() {
-        jail::lock()?;
+        jail::lock(&jail::seccomp::AllowList::worker()?)?;
     }
     Ok(runtime)
 }

@@ -18,7 +18,8 @@ pub mod entry;
 pub mod guest;
 mod guest_init;
 pub mod host;
-pub mod jail;
+/// The jail (its own crate: the microVM's VMM uses it too).
+pub use ephemeral_jail as jail;
 pub mod probe;
 pub mod protocol;
 mod wire;

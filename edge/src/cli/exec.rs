@@ -55,10 +55,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         ..Limits::default()
     };
     let isolation = match args.isolation {
-        Some(Isolation::Kvm) => bail!(
-            "isolation kvm is not available: {} (use --isolation jail)",
-            crate::isolation::kvm_unavailable_reason()
-        ),
+        Some(Isolation::Kvm) => Isolation::Kvm,
         Some(Isolation::Jail) => Isolation::Jail,
         Some(Isolation::Wasm) => Isolation::Wasm,
         None => match jail_config(&runtime, None) {
@@ -70,8 +67,21 @@ pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         },
     };
     let status = match isolation {
-        Isolation::Jail => exec_jailed(&runtime, limits, &commands)?,
-        _ => exec_in_process(&runtime, limits, &commands)?,
+        Isolation::Kvm => {
+            let config = crate::microvm_host::kvm_config(&runtime).map_err(|why| {
+                anyhow!("isolation kvm is not available: {why} (use --isolation jail)")
+            })?;
+            exec_in_worker(config, limits, &commands)?
+        }
+        Isolation::Jail => {
+            let config =
+                jail_config(&runtime, None).map_err(|why| anyhow!("isolation jail: {why}"))?;
+            runtime
+                .warm_cache()
+                .context("cannot compile the programs for the worker")?;
+            exec_in_worker(config, limits, &commands)?
+        }
+        Isolation::Wasm => exec_in_process(&runtime, limits, &commands)?,
     };
     Ok(ExitCode::from(u8::try_from(status & 0xff).unwrap_or(1)))
 }
@@ -92,16 +102,13 @@ fn exec_in_process(
     Ok(status)
 }
 
-/// The commands in a jailed worker of their own, as a server's run.
-fn exec_jailed(
-    runtime: &std::sync::Arc<Runtime>,
+/// The commands in a jailed worker (or a microVM's VMM) of their own, as
+/// a server's run.
+fn exec_in_worker(
+    config: ephemeral_worker::WorkerConfig,
     limits: Limits,
     commands: &[String],
 ) -> anyhow::Result<i32> {
-    let config = jail_config(runtime, None).map_err(|why| anyhow!("isolation jail: {why}"))?;
-    runtime
-        .warm_cache()
-        .context("cannot compile the programs for the worker")?;
     let tokio = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

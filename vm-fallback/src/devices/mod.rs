@@ -11,7 +11,7 @@ mod serial;
 pub mod virtio;
 
 pub use i8042::RESET_PORT;
-pub use serial::{COM1_BASE, COM1_IRQ, Console, ConsoleLog};
+pub use serial::{COM1_BASE, COM1_IRQ, Console, ConsoleLog, SavedSerial};
 
 use crate::exit::Bus;
 

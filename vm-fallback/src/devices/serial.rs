@@ -74,10 +74,10 @@ impl Console {
     }
 
     /// A UART in `state` (from [`Console::state`]), with an empty log.
-    pub fn from_state(irq: EventFd, state: &SerialState) -> io::Result<Console> {
+    pub fn from_state(irq: EventFd, state: &SavedSerial) -> io::Result<Console> {
         let log = ConsoleLog::default();
         let uart = Serial::from_state(
-            state,
+            &state.clone().into(),
             IrqTrigger(irq),
             vm_superio::serial::NoEvents,
             log.clone(),
@@ -87,8 +87,8 @@ impl Console {
     }
 
     /// The UART's registers and FIFO, for a snapshot.
-    pub fn state(&self) -> SerialState {
-        self.uart.state()
+    pub fn state(&self) -> SavedSerial {
+        self.uart.state().into()
     }
 
     pub fn log(&self) -> ConsoleLog {
@@ -111,5 +111,54 @@ impl Console {
     pub(super) fn read(&mut self, port: u16, data: &mut [u8]) {
         let value = self.uart.read((port - COM1_BASE) as u8);
         data.fill(value);
+    }
+}
+
+/// vm-superio's `SerialState`, as a snapshot stores it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SavedSerial {
+    baud_divisor_low: u8,
+    baud_divisor_high: u8,
+    interrupt_enable: u8,
+    interrupt_identification: u8,
+    line_control: u8,
+    line_status: u8,
+    modem_control: u8,
+    modem_status: u8,
+    scratch: u8,
+    in_buffer: Vec<u8>,
+}
+
+impl From<SerialState> for SavedSerial {
+    fn from(s: SerialState) -> SavedSerial {
+        SavedSerial {
+            baud_divisor_low: s.baud_divisor_low,
+            baud_divisor_high: s.baud_divisor_high,
+            interrupt_enable: s.interrupt_enable,
+            interrupt_identification: s.interrupt_identification,
+            line_control: s.line_control,
+            line_status: s.line_status,
+            modem_control: s.modem_control,
+            modem_status: s.modem_status,
+            scratch: s.scratch,
+            in_buffer: s.in_buffer,
+        }
+    }
+}
+
+impl From<SavedSerial> for SerialState {
+    fn from(s: SavedSerial) -> SerialState {
+        SerialState {
+            baud_divisor_low: s.baud_divisor_low,
+            baud_divisor_high: s.baud_divisor_high,
+            interrupt_enable: s.interrupt_enable,
+            interrupt_identification: s.interrupt_identification,
+            line_control: s.line_control,
+            line_status: s.line_status,
+            modem_control: s.modem_control,
+            modem_status: s.modem_status,
+            scratch: s.scratch,
+            in_buffer: s.in_buffer,
+        }
     }
 }

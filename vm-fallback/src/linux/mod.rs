@@ -246,9 +246,9 @@ struct Devices {
 }
 
 /// The devices' state in a snapshot.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct DeviceState {
-    serial: vm_superio::serial::SerialState,
+    serial: crate::devices::SavedSerial,
     channel: ConsoleState,
 }
 

@@ -7,20 +7,44 @@
 //! the devices' state: COM1's registers and the virtio console's transport
 //! and queues. Take it when the guest is idle on its channel (the host has
 //! read everything it wrote, nothing is pending to it), so no byte is lost
-//! or duplicated across the cut.
+//! or duplicated across the cut. What the host did read before the cut
+//! (the worker's Ready) can be kept with the snapshot as its "replay", for
+//! a restoring VMM to hand its own client.
+//!
+//! On disk: the folder of [`VmSnapshot`] (`memory`, `state`), the state
+//! holding the devices and the replay too.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
 
 use super::{DeviceState, Devices, LinuxError, LinuxVm};
 use crate::devices::virtio::ConsoleSink;
 use crate::kvm::Kvm;
-use crate::snapshot::VmSnapshot;
+use crate::snapshot::{SnapshotError, VmSnapshot, VmSnapshotState, file_error};
+
+/// Bumped whenever the stored layout changes: an older snapshot is then
+/// refused (and rebuilt by its owner), never misread.
+const FORMAT: u32 = 1;
+const MEMORY_FILE: &str = "memory";
+const STATE_FILE: &str = "state";
 
 /// A frozen Linux microVM.
 #[derive(Debug)]
 pub struct LinuxSnapshot {
     vm: VmSnapshot,
     devices: DeviceState,
+    replay: Vec<u8>,
+}
+
+/// What `state` holds.
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    format: u32,
+    vm: VmSnapshotState,
+    devices: DeviceState,
+    replay: Vec<u8>,
 }
 
 /// How long a restore took, and how much of the snapshot's memory holds
@@ -36,6 +60,75 @@ impl LinuxSnapshot {
     pub fn memory(&self) -> (u64, u64) {
         (self.vm.memory_size(), self.vm.memory_stored())
     }
+
+    /// Keeps `bytes` with the snapshot: what the guest wrote to its
+    /// channel before the cut, that a restoring VMM hands its client.
+    pub fn set_replay(&mut self, bytes: Vec<u8>) {
+        self.replay = bytes;
+    }
+
+    pub fn replay(&self) -> &[u8] {
+        &self.replay
+    }
+
+    /// Writes the snapshot into folder `dir` (created): `memory`, sparse,
+    /// then `state`, renamed into place last — a folder with a `state` is
+    /// complete.
+    pub fn save(&self, dir: &Path) -> Result<(), LinuxError> {
+        std::fs::create_dir_all(dir).map_err(file_error(dir))?;
+        self.vm.write_memory(&dir.join(MEMORY_FILE))?;
+        let stored = Stored {
+            format: FORMAT,
+            vm: self.vm.saved_state(),
+            devices: self.devices.clone(),
+            replay: self.replay.clone(),
+        };
+        let bytes = postcard::to_allocvec(&stored).map_err(|e| SnapshotError::Format {
+            path: dir.to_path_buf(),
+            why: e.to_string(),
+        })?;
+        let staged = dir.join(format!("{STATE_FILE}.new"));
+        std::fs::write(&staged, bytes).map_err(file_error(&staged))?;
+        let state = dir.join(STATE_FILE);
+        std::fs::rename(&staged, &state).map_err(file_error(&state))?;
+        Ok(())
+    }
+
+    /// Opens the snapshot in folder `dir` (from [`LinuxSnapshot::save`]).
+    /// Its memory file is opened read-only: every VM restored from it maps
+    /// it privately.
+    pub fn load(dir: &Path) -> Result<LinuxSnapshot, LinuxError> {
+        let state = dir.join(STATE_FILE);
+        let bytes = std::fs::read(&state).map_err(file_error(&state))?;
+        let bad = |why: String| SnapshotError::Format {
+            path: state.clone(),
+            why,
+        };
+        let stored: Stored = postcard::from_bytes(&bytes).map_err(|e| bad(e.to_string()))?;
+        if stored.format != FORMAT {
+            return Err(bad(format!(
+                "format {}, this build reads {FORMAT}",
+                stored.format
+            ))
+            .into());
+        }
+        let path = dir.join(MEMORY_FILE);
+        let memory = std::fs::File::open(&path).map_err(file_error(&path))?;
+        let vm = VmSnapshot::from_parts(memory, stored.vm);
+        let on_disk = std::fs::metadata(&path).map_err(file_error(&path))?.len();
+        if on_disk != vm.memory_size() {
+            return Err(bad(format!(
+                "its memory file has {on_disk} bytes, the state says {}",
+                vm.memory_size()
+            ))
+            .into());
+        }
+        Ok(LinuxSnapshot {
+            vm,
+            devices: stored.devices,
+            replay: stored.replay,
+        })
+    }
 }
 
 impl LinuxVm {
@@ -47,7 +140,11 @@ impl LinuxVm {
             serial: self.devices.borrow().console.state(),
             channel: self.channel.state(),
         };
-        Ok(LinuxSnapshot { vm, devices })
+        Ok(LinuxSnapshot {
+            vm,
+            devices,
+            replay: Vec::new(),
+        })
     }
 
     /// A new microVM in `snapshot`'s state, its memory shared with the

@@ -153,9 +153,13 @@ impl IdleWorker {
         let (mut reader, mut writer) = stream.into_split();
         let mut buf = Vec::new();
         let refused = |e: ChannelError| StartError::Refused(e.to_string());
+        let guest = match config.microvm {
+            true => Some(guest_identity(process.pid()).map_err(StartError::Refused)?),
+            false => None,
+        };
         let start = ToWorker::Start {
             limits: WireLimits::from(limits),
-            guest: None,
+            guest,
         };
         frames::write(&mut writer, &start).await.map_err(refused)?;
         expect_ok(&mut reader, &mut buf).await?;
@@ -166,6 +170,29 @@ impl IdleWorker {
         }
         Ok(WorkerHandle::drive(process, reader, writer))
     }
+}
+
+/// What a microVM's guest must not guess or share with another restored
+/// from the same snapshot: the time, 32 fresh bytes of this host's
+/// entropy, and an id (the VMM's pid on this host).
+fn guest_identity(vmm_pid: u32) -> Result<crate::protocol::GuestIdentity, String> {
+    let mut entropy = vec![0u8; 32];
+    // SAFETY: getrandom writes at most `entropy.len()` bytes into it.
+    let got = unsafe { libc::getrandom(entropy.as_mut_ptr().cast(), entropy.len(), 0) };
+    if got != entropy.len() as isize {
+        return Err(format!(
+            "no entropy for the guest: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(|e| format!("the host's clock: {e}"))?;
+    Ok(crate::protocol::GuestIdentity {
+        run_id: format!("microvm-{vmm_pid}"),
+        unix_time_ns: u64::try_from(now.as_nanos()).unwrap_or(u64::MAX),
+        entropy,
+    })
 }
 
 async fn expect_ok(reader: &mut OwnedReadHalf, buf: &mut Vec<u8>) -> Result<(), StartError> {

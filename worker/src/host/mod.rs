@@ -44,6 +44,11 @@ pub struct WorkerConfig {
     /// How long a new worker may take to be ready.
     pub ready_timeout: Duration,
     pub cgroups: CgroupVersion,
+    /// The program is a microVM's VMM (`ephemeral-vmm serve`) whose guest
+    /// runs the worker: every `Start` then carries a guest identity — the
+    /// host's time, fresh entropy, a run id — since a guest restored from
+    /// a snapshot has the template's clock and random state.
+    pub microvm: bool,
 }
 
 /// Defaults: what a run's worker gets unless the server says otherwise.
@@ -91,6 +96,7 @@ impl WorkerConfig {
             cpu_millis: DEFAULT_CPU_MILLIS,
             ready_timeout: DEFAULT_READY_TIMEOUT,
             cgroups,
+            microvm: false,
         })
     }
 

@@ -41,7 +41,7 @@ struct State {
 
 /// The console in a snapshot: its transport, and bytes the host had
 /// pushed that the guest had not taken yet.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ConsoleState {
     pub transport: TransportState,
     pub pending: Vec<u8>,

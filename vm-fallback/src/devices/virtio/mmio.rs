@@ -56,7 +56,7 @@ pub(super) struct Transport {
 }
 
 /// The transport's state in a snapshot: plain data.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TransportState {
     pub device_features: u64,
     pub driver_features: u64,
@@ -65,7 +65,53 @@ pub struct TransportState {
     pub status: u32,
     pub queue_sel: u32,
     pub interrupt_status: u32,
-    pub queues: Vec<QueueState>,
+    pub queues: Vec<SavedQueue>,
+}
+
+/// virtio-queue's `QueueState`, as a snapshot stores it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SavedQueue {
+    max_size: u16,
+    next_avail: u16,
+    next_used: u16,
+    event_idx_enabled: bool,
+    size: u16,
+    ready: bool,
+    desc_table: u64,
+    avail_ring: u64,
+    used_ring: u64,
+}
+
+impl From<QueueState> for SavedQueue {
+    fn from(q: QueueState) -> SavedQueue {
+        SavedQueue {
+            max_size: q.max_size,
+            next_avail: q.next_avail,
+            next_used: q.next_used,
+            event_idx_enabled: q.event_idx_enabled,
+            size: q.size,
+            ready: q.ready,
+            desc_table: q.desc_table,
+            avail_ring: q.avail_ring,
+            used_ring: q.used_ring,
+        }
+    }
+}
+
+impl From<SavedQueue> for QueueState {
+    fn from(q: SavedQueue) -> QueueState {
+        QueueState {
+            max_size: q.max_size,
+            next_avail: q.next_avail,
+            next_used: q.next_used,
+            event_idx_enabled: q.event_idx_enabled,
+            size: q.size,
+            ready: q.ready,
+            desc_table: q.desc_table,
+            avail_ring: q.avail_ring,
+            used_ring: q.used_ring,
+        }
+    }
 }
 
 /// What a register write asks the device to do.
@@ -100,7 +146,7 @@ impl Transport {
             status: self.status,
             queue_sel: self.queue_sel,
             interrupt_status: self.interrupt_status,
-            queues: self.queues.iter().map(Queue::state).collect(),
+            queues: self.queues.iter().map(|q| q.state().into()).collect(),
         }
     }
 
@@ -110,7 +156,7 @@ impl Transport {
         let queues = state
             .queues
             .iter()
-            .map(|q| Queue::try_from(*q).ok())
+            .map(|q| Queue::try_from(QueueState::from(*q)).ok())
             .collect::<Option<Vec<_>>>()?;
         Some(Transport {
             device_id,

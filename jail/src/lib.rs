@@ -1,7 +1,8 @@
-//! The jail a worker puts itself in before it reads any request data,
-//! modelled on Firecracker's jailer.
+//! `ephemeral-jail`: the jail a worker — or a microVM's VMM — puts itself
+//! in before it reads any request data, modelled on Firecracker's jailer.
 //!
-//! The host has already made the process (see `host::spawn`): new user,
+//! The host has already made the process (`ephemeral-worker`'s
+//! `host::spawn`): new user,
 //! mount, PID, network, IPC and UTS namespaces, a cgroup with the run's
 //! caps, inner uid 0 mapped to the host's root only for the set-up below and
 //! an unprivileged inner uid mapped to a host uid of its own. Here the
@@ -13,7 +14,9 @@
 //!    the capability bounding set emptied; `no_new_privs`; Landlock.
 //! 2. (the caller warms the engine: it may read the cache as root-owned files)
 //! 3. [`lock`]: becomes the unprivileged uid (every capability gone, in
-//!    every thread) and installs the seccomp allow-list on every thread.
+//!    every thread) and installs a seccomp allow-list on every thread: the
+//!    worker's ([`seccomp::AllowList::worker`]) or the caller's own (the
+//!    VMM's, which allows KVM's ioctls and little else).
 //!
 //! The network namespace has only a loopback that is never brought up.
 
@@ -88,10 +91,11 @@ pub fn enter(plan: &JailPlan) -> Result<LandlockStatus, JailError> {
     landlock_rules::restrict_to_read_only()
 }
 
-/// Step 3: after this the worker holds no privilege of any kind.
-pub fn lock() -> Result<(), JailError> {
+/// Step 3: after this the process holds no privilege of any kind and can
+/// make only the system calls of `allowed`.
+pub fn lock(allowed: &seccomp::AllowList) -> Result<(), JailError> {
     credentials::become_unprivileged()?;
-    seccomp::install()
+    allowed.install()
 }
 
 fn set_hostname() -> Result<(), JailError> {

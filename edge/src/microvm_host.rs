@@ -1,0 +1,169 @@
+//! Where this host's microVMs come from, for `kvm+wasm`: the guest kernel,
+//! the static (musl) worker that is the guest's init, the VMM binary
+//! (`ephemeral-vmm`), the guest's components precompiled for a portable
+//! CPU, and the template snapshot every run's VM is restored from — or,
+//! in one line, why this host cannot have them.
+//!
+//! The runs themselves go through the same worker pool as `jail+wasm`: its
+//! program is `ephemeral-vmm serve --snapshot DIR --jail`, spawned into the
+//! same namespaces and cgroup, speaking the same protocol on its fd 3; the
+//! pool only adds the guest identity to `Start` (`WorkerConfig::microvm`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ephemeral_runtime::{Runtime, RuntimeConfig, precompile_for_target};
+use ephemeral_vm::linux::default_kernel;
+use ephemeral_vm::microvm::DEFAULT_MEMORY_MIB;
+use ephemeral_worker::WorkerConfig;
+
+/// The guest worker's target: static, so it needs nothing in the guest.
+const GUEST_TARGET: &str = "x86_64-unknown-linux-musl";
+/// Where this host keeps what microVMs are made of.
+const CACHE: &str = "/var/cache/ephemeral";
+
+/// The pool configuration for microVM runs, the template snapshot made
+/// (once per set of inputs) if needed; or why not. Blocking: the
+/// self-test, compiling the guest's components, booting the template.
+pub fn kvm_config(runtime: &Runtime) -> Result<WorkerConfig, String> {
+    crate::isolation::kvm_ready()?;
+    let assets = Assets::find(runtime)?;
+    let snapshot = assets.template()?;
+    let args = vec![
+        "serve".into(),
+        "--snapshot".into(),
+        snapshot.display().to_string(),
+        "--jail".into(),
+    ];
+    let mut config =
+        WorkerConfig::detect(assets.vmm, args, assets.guest_cache, runtime.programs_dir())?;
+    config.microvm = true;
+    // The guest's RAM is the VMM's memory (what the guest writes is copied
+    // out of the snapshot into the VMM's cgroup).
+    config.memory_overhead_bytes = (DEFAULT_MEMORY_MIB as u64) << 20;
+    Ok(config)
+}
+
+/// What a microVM is made of on this host.
+struct Assets {
+    vmm: PathBuf,
+    kernel: PathBuf,
+    guest_worker: PathBuf,
+    guest_cache: PathBuf,
+    programs: PathBuf,
+    /// The guest cache's entries, for the template's key.
+    entries: Vec<PathBuf>,
+}
+
+impl Assets {
+    fn find(runtime: &Runtime) -> Result<Assets, String> {
+        let vmm = beside_this_executable("EPHEMERAL_VMM_BIN", "ephemeral-vmm")?;
+        let kernel = default_kernel();
+        if !kernel.is_file() {
+            return Err(format!(
+                "no guest kernel at {} (vm-fallback/guest/build-kernel makes it)",
+                kernel.display()
+            ));
+        }
+        let guest_worker = std::env::var_os("EPHEMERAL_GUEST_WORKER")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                Path::new(CACHE)
+                    .join("target-musl")
+                    .join(GUEST_TARGET)
+                    .join("release/ephemeral-worker")
+            });
+        if !guest_worker.is_file() {
+            return Err(format!(
+                "no static guest worker at {} (cargo build --release --target {GUEST_TARGET} -p ephemeral-worker, or set EPHEMERAL_GUEST_WORKER)",
+                guest_worker.display()
+            ));
+        }
+        let guest_cache = Path::new(CACHE).join("guest-cache");
+        let programs = runtime.programs_dir();
+        let entries = precompile_for_target(&RuntimeConfig {
+            cache_dir: Some(guest_cache.clone()),
+            programs_dir: Some(programs.clone()),
+            portable_target: Some(GUEST_TARGET.into()),
+            ..RuntimeConfig::default()
+        })
+        .map_err(|e| format!("cannot precompile the guest's components: {e}"))?;
+        Ok(Assets {
+            vmm,
+            kernel,
+            guest_worker,
+            guest_cache,
+            programs,
+            entries,
+        })
+    }
+
+    /// The template's snapshot folder, booted now if no snapshot of these
+    /// exact inputs exists yet.
+    fn template(&self) -> Result<PathBuf, String> {
+        let dir = Path::new(CACHE).join("snapshots").join(self.key());
+        if dir.join("state").is_file() {
+            return Ok(dir);
+        }
+        tracing::info!(dir = %dir.display(), "booting the microVM template (once per build)");
+        let out = Command::new(&self.vmm)
+            .arg("template")
+            .arg("--kernel")
+            .arg(&self.kernel)
+            .arg("--worker")
+            .arg(&self.guest_worker)
+            .arg("--cache")
+            .arg(&self.guest_cache)
+            .arg("--programs")
+            .arg(&self.programs)
+            .arg("--out")
+            .arg(&dir)
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", self.vmm.display()))?;
+        if !out.status.success() {
+            return Err(format!(
+                "the microVM template did not boot: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        tracing::info!("{}", String::from_utf8_lossy(&out.stdout).trim());
+        Ok(dir)
+    }
+
+    /// Names the inputs of a template: a new kernel, worker, VMM or
+    /// component makes a new snapshot instead of restoring a stale one.
+    fn key(&self) -> String {
+        let mut hasher = blake3::Hasher::new();
+        let files = [&self.kernel, &self.guest_worker, &self.vmm]
+            .into_iter()
+            .chain(&self.entries);
+        for path in files {
+            hasher.update(path.as_os_str().as_encoded_bytes());
+            if let Ok(meta) = std::fs::metadata(path) {
+                hasher.update(&meta.len().to_le_bytes());
+                let modified = meta
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .unwrap_or_default();
+                hasher.update(&modified.as_nanos().to_le_bytes());
+            }
+        }
+        hasher.finalize().to_hex()[..16].to_string()
+    }
+}
+
+/// `$VAR`, else `name` in this executable's folder or the one above it
+/// (test harnesses live in `target/*/deps/`).
+fn beside_this_executable(var: &str, name: &str) -> Result<PathBuf, String> {
+    if let Some(path) = std::env::var_os(var) {
+        return Ok(path.into());
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+    exe.ancestors()
+        .skip(1)
+        .take(2)
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+        .ok_or_else(|| format!("cannot find the `{name}` binary (build it, or set {var})"))
+}

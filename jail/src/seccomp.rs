@@ -1,0 +1,174 @@
+//! Seccomp-BPF allow-lists. [`AllowList::worker`]: the system calls a
+//! worker really makes once it is locked (serving frames, running wasm,
+//! spawning its own threads, lazily loading a program from the cache),
+//! found by tracing it through the test suite. Other processes (the VMM)
+//! build their own with [`AllowList::new`]. Anything not allowed fails
+//! with `ENOSYS`, the answer glibc expects for calls it can fall back from
+//! (`clone3` → `clone`).
+//!
+//! Argument rules close the general-purpose calls: `socket` only for
+//! `AF_UNIX`, `clone` only for threads (no new processes), `prctl` only
+//! to name a thread. Refused by omission, among others: `ptrace`, `mount`,
+//! `umount2`, `pivot_root`, `unshare`, `setns`, `bpf`, `perf_event_open`,
+//! `keyctl`, `add_key`, `request_key`, `userfaultfd`, `init_module`,
+//! `finit_module`, `delete_module`, `kexec_load`, `reboot`, `kill`,
+//! `connect`/`bind` on anything but the inherited socket's family, `execve`.
+
+use std::collections::BTreeMap;
+
+pub use seccompiler::SeccompRule;
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    TargetArch,
+};
+
+use super::JailError;
+
+/// Allowed with any arguments.
+const ALLOWED: &[libc::c_long] = &[
+    libc::SYS_read,
+    libc::SYS_write,
+    libc::SYS_readv,
+    libc::SYS_writev,
+    libc::SYS_pread64,
+    libc::SYS_pwrite64,
+    libc::SYS_recvfrom,
+    libc::SYS_sendto,
+    libc::SYS_recvmsg,
+    libc::SYS_sendmsg,
+    libc::SYS_shutdown,
+    libc::SYS_openat,
+    libc::SYS_close,
+    libc::SYS_fstat,
+    libc::SYS_newfstatat,
+    libc::SYS_statx,
+    libc::SYS_lseek,
+    libc::SYS_fcntl,
+    libc::SYS_getdents64,
+    libc::SYS_readlink,
+    libc::SYS_getcwd,
+    libc::SYS_mmap,
+    libc::SYS_mprotect,
+    libc::SYS_munmap,
+    libc::SYS_mremap,
+    libc::SYS_madvise,
+    libc::SYS_brk,
+    libc::SYS_memfd_create,
+    libc::SYS_ftruncate,
+    libc::SYS_rt_sigaction,
+    libc::SYS_rt_sigprocmask,
+    libc::SYS_rt_sigreturn,
+    libc::SYS_sigaltstack,
+    libc::SYS_tgkill,
+    libc::SYS_futex,
+    libc::SYS_set_robust_list,
+    libc::SYS_rseq,
+    libc::SYS_sched_yield,
+    libc::SYS_sched_getaffinity,
+    libc::SYS_getrandom,
+    libc::SYS_clock_gettime,
+    libc::SYS_clock_getres,
+    libc::SYS_clock_nanosleep,
+    libc::SYS_nanosleep,
+    libc::SYS_gettid,
+    libc::SYS_getpid,
+    libc::SYS_getuid,
+    libc::SYS_geteuid,
+    libc::SYS_getgid,
+    libc::SYS_getegid,
+    libc::SYS_poll,
+    libc::SYS_ppoll,
+    libc::SYS_epoll_create1,
+    libc::SYS_epoll_ctl,
+    libc::SYS_epoll_wait,
+    libc::SYS_epoll_pwait,
+    libc::SYS_eventfd2,
+    libc::SYS_pipe2,
+    libc::SYS_exit,
+    libc::SYS_exit_group,
+];
+
+/// Argument `arg` (0-based), masked with `mask`, equals `value`.
+pub fn masked_eq(arg: u8, mask: u64, value: u64) -> Result<SeccompRule, JailError> {
+    let condition = SeccompCondition::new(
+        arg,
+        SeccompCmpArgLen::Qword,
+        SeccompCmpOp::MaskedEq(mask),
+        value,
+    )
+    .map_err(|e| JailError::Seccomp(e.to_string()))?;
+    SeccompRule::new(vec![condition]).map_err(|e| JailError::Seccomp(e.to_string()))
+}
+
+/// Argument `arg` equals `value`.
+pub fn equals(arg: u8, value: u64) -> Result<SeccompRule, JailError> {
+    masked_eq(arg, u64::MAX, value)
+}
+
+/// System calls a process may make: some with any arguments, some only
+/// with arguments one of their rules matches.
+#[derive(Debug, Clone)]
+pub struct AllowList {
+    rules: BTreeMap<i64, Vec<SeccompRule>>,
+}
+
+impl AllowList {
+    /// `any_args` allowed whatever their arguments; `ruled` only when one
+    /// of their rules matches.
+    pub fn new(any_args: &[libc::c_long], ruled: Vec<(libc::c_long, Vec<SeccompRule>)>) -> Self {
+        let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
+            any_args.iter().map(|&nr| (nr, Vec::new())).collect();
+        rules.extend(ruled);
+        AllowList { rules }
+    }
+
+    /// The worker's list (see the module docs).
+    pub fn worker() -> Result<AllowList, JailError> {
+        let thread = libc::CLONE_THREAD as u64;
+        Ok(AllowList::new(
+            ALLOWED,
+            vec![
+                (libc::SYS_socket, vec![equals(0, libc::AF_UNIX as u64)?]),
+                (libc::SYS_clone, vec![masked_eq(0, thread, thread)?]),
+                (libc::SYS_prctl, vec![equals(0, libc::PR_SET_NAME as u64)?]),
+            ],
+        ))
+    }
+
+    /// Whether `nr` is allowed at all (with some arguments).
+    pub fn allows(&self, nr: libc::c_long) -> bool {
+        self.rules.contains_key(&nr)
+    }
+
+    /// The filter, compiled to BPF for this machine's architecture.
+    pub fn program(&self) -> Result<BpfProgram, JailError> {
+        let arch = TargetArch::try_from(std::env::consts::ARCH)
+            .map_err(|e| JailError::Seccomp(e.to_string()))?;
+        let filter = SeccompFilter::new(
+            self.rules.clone(),
+            SeccompAction::Errno(libc::ENOSYS as u32),
+            SeccompAction::Allow,
+            arch,
+        )
+        .map_err(|e| JailError::Seccomp(e.to_string()))?;
+        filter
+            .try_into()
+            .map_err(|e: seccompiler::BackendError| JailError::Seccomp(e.to_string()))
+    }
+
+    /// Installs the filter on every thread of this process (`TSYNC`).
+    pub fn install(&self) -> Result<(), JailError> {
+        let program = self.program()?;
+        seccompiler::apply_filter_all_threads(&program)
+            .map_err(|e| JailError::Seccomp(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_filter_compiles() {
+        let program = super::AllowList::worker().unwrap().program().unwrap();
+        assert!(!program.is_empty());
+    }
+}

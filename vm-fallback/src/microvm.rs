@@ -1,0 +1,316 @@
+//! A run's microVM: a Linux guest whose init is the worker, speaking the
+//! worker protocol over its virtio console, made ready by restoring a
+//! template's snapshot.
+//!
+//! - [`WorkerGuest`]: the guest — our kernel, an initramfs of the static
+//!   worker and its precompiled components, the command line that makes
+//!   the worker the guest's init.
+//! - [`make_template`]: boots it once until the worker's first frame (its
+//!   Ready), stops it there and snapshots it, keeping that frame as the
+//!   snapshot's replay.
+//! - [`serve`]: one run — a VM restored from the template, the replayed
+//!   Ready handed to the client, then bytes moved both ways between the
+//!   client's stream and the guest until the guest resets (the worker's
+//!   end), the client hangs up, or the deadline. This module never decodes
+//!   the protocol: it moves frames it does not read.
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::devices::virtio::VirtioConsole;
+use crate::initramfs::{self, Entry};
+use crate::kvm::Kvm;
+use crate::linux::{
+    DEFAULT_CMDLINE, GuestEnd, LinuxError, LinuxGuest, LinuxSnapshot, LinuxVm, cmdline_with_channel,
+};
+use crate::watchdog::StopSignal;
+
+/// Guest RAM of a run's microVM unless told otherwise: the worker, the
+/// engine, a sandbox's memory cap and its tmpfs.
+pub const DEFAULT_MEMORY_MIB: usize = 1024;
+/// A frame's length prefix (the worker protocol's, `[u32 LE length]`).
+const LENGTH_PREFIX: usize = 4;
+/// The longest first frame accepted from a template's guest.
+const MAX_FIRST_FRAME: usize = 64 << 10;
+
+#[derive(Debug, thiserror::Error)]
+pub enum MicrovmError {
+    #[error(transparent)]
+    Linux(#[from] LinuxError),
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the guest's initramfs: {0}")]
+    Initramfs(String),
+    #[error("the template guest did not get ready: {0}")]
+    NotReady(String),
+    #[error("the client's stream: {0}")]
+    Stream(#[source] std::io::Error),
+}
+
+/// What a run's microVM is made of.
+#[derive(Debug, Clone)]
+pub struct WorkerGuest {
+    /// The guest kernel (`vmlinux`), see `linux::default_kernel`.
+    pub kernel: PathBuf,
+    /// The worker, a static (musl) executable: the guest's init.
+    pub worker: PathBuf,
+    /// Components precompiled for the guest's worker (portable CPU).
+    pub cache_dir: PathBuf,
+    /// The programs folder (python3.wasm…).
+    pub programs_dir: PathBuf,
+    pub memory_mib: usize,
+}
+
+impl WorkerGuest {
+    /// The bootable guest: `/init` is the worker, `/cache` and `/programs`
+    /// what it loads.
+    pub fn guest(&self) -> Result<LinuxGuest, MicrovmError> {
+        let read = |path: &Path| {
+            std::fs::read(path).map_err(|source| MicrovmError::Read {
+                path: path.to_path_buf(),
+                source,
+            })
+        };
+        let mut files = Vec::new();
+        for (dir, into) in [(&self.cache_dir, "cache"), (&self.programs_dir, "programs")] {
+            files.push(Entry::Dir { path: into.into() });
+            let entries = std::fs::read_dir(dir).map_err(|source| MicrovmError::Read {
+                path: dir.clone(),
+                source,
+            })?;
+            for entry in entries.flatten() {
+                if entry.path().is_file() {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    files.push(Entry::File {
+                        path: format!("{into}/{name}"),
+                        mode: 0o644,
+                        data: read(&entry.path())?,
+                    });
+                }
+            }
+        }
+        let init = read(&self.worker)?;
+        let initramfs =
+            initramfs::build(&init, &files).map_err(|e| MicrovmError::Initramfs(e.to_string()))?;
+        Ok(LinuxGuest {
+            kernel: self.kernel.clone(),
+            initramfs,
+            cmdline: format!(
+                "{} -- --guest-init --portable --bind /cache=cache --bind /programs=programs",
+                cmdline_with_channel(DEFAULT_CMDLINE)
+            ),
+            memory_mib: self.memory_mib,
+        })
+    }
+}
+
+/// What making a template took.
+#[derive(Debug, Clone, Copy)]
+pub struct TemplateTimes {
+    /// From the VM's creation to the worker's first frame.
+    pub boot: Duration,
+    /// Stopping and snapshotting.
+    pub snapshot: Duration,
+}
+
+/// Boots `guest` until its worker's first frame, stops it there and
+/// snapshots it; the frame is the snapshot's replay. The template VM is
+/// destroyed.
+pub fn make_template(
+    kvm: &Kvm,
+    guest: &LinuxGuest,
+    timeout: Duration,
+) -> Result<(LinuxSnapshot, TemplateTimes), MicrovmError> {
+    let started = Instant::now();
+    let (mut from_guest, to_host) = std::io::pipe().map_err(MicrovmError::Stream)?;
+    let mut vm = LinuxVm::new(kvm, guest, Box::new(to_host))?;
+    let stop = StopSignal::new();
+    let remote = stop.clone();
+    let reader = std::thread::spawn(move || {
+        let frame = read_first_frame(&mut from_guest);
+        remote.stop();
+        frame
+    });
+    let end = vm.run_until_stopped(started + timeout, &stop)?;
+    let boot = started.elapsed();
+    if end != GuestEnd::Stopped {
+        // The reader waits on a pipe whose writer is the VM's: drop it.
+        let console = vm.console();
+        drop(vm);
+        let _ = reader.join();
+        return Err(MicrovmError::NotReady(format!(
+            "{end:?} after {} ms; its console's last lines: {}",
+            boot.as_millis(),
+            tail(&console, 5)
+        )));
+    }
+    let frame = reader
+        .join()
+        .map_err(|_| MicrovmError::NotReady("the reader panicked".into()))?
+        .map_err(|e| MicrovmError::NotReady(format!("its first frame: {e}")))?;
+    let t = Instant::now();
+    let mut snapshot = vm.snapshot()?;
+    snapshot.set_replay(frame);
+    let snapshot_took = t.elapsed();
+    Ok((
+        snapshot,
+        TemplateTimes {
+            boot,
+            snapshot: snapshot_took,
+        },
+    ))
+}
+
+fn read_first_frame(from: &mut impl Read) -> std::io::Result<Vec<u8>> {
+    let mut frame = vec![0u8; LENGTH_PREFIX];
+    from.read_exact(&mut frame)?;
+    let len = u32::from_le_bytes([frame[0], frame[1], frame[2], frame[3]]) as usize;
+    if len > MAX_FIRST_FRAME {
+        return Err(std::io::Error::other(format!(
+            "a {len}-byte first frame is not a Ready"
+        )));
+    }
+    frame.resize(LENGTH_PREFIX + len, 0);
+    from.read_exact(&mut frame[LENGTH_PREFIX..])?;
+    Ok(frame)
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join(" | ")
+}
+
+/// How a served run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServeEnd {
+    /// The guest reset: the worker finished (after `Destroy`).
+    Finished,
+    /// The client closed its stream; the VM was stopped.
+    ClientGone,
+    /// The deadline passed with the guest still running.
+    Deadline,
+    /// The guest crashed.
+    Crashed(String),
+}
+
+/// What serving a run took.
+#[derive(Debug, Clone)]
+pub struct Served {
+    pub end: ServeEnd,
+    /// From the call to the restored vCPU ready to run.
+    pub ready: Duration,
+    /// The guest console's last lines, for a run that did not finish.
+    pub console_tail: String,
+}
+
+/// A microVM restored for one run, not yet running: what a jailed VMM
+/// builds before it locks itself (see `jail.rs`).
+pub struct Prepared {
+    vm: LinuxVm,
+    stream: UnixStream,
+    replay: Vec<u8>,
+    ready: Duration,
+}
+
+/// Restores a VM from `snapshot` for the run on `stream`. Nothing runs and
+/// nothing is sent yet.
+pub fn prepare(
+    kvm: &Kvm,
+    snapshot: &LinuxSnapshot,
+    stream: UnixStream,
+) -> Result<Prepared, MicrovmError> {
+    let to_client = stream.try_clone().map_err(MicrovmError::Stream)?;
+    let (vm, report) = LinuxVm::restore(kvm, snapshot, Box::new(to_client))?;
+    Ok(Prepared {
+        vm,
+        stream,
+        replay: snapshot.replay().to_vec(),
+        ready: report.ready,
+    })
+}
+
+/// Serves one run on `stream` from a VM restored from `snapshot`, until
+/// the guest resets, the client hangs up, or `deadline`. The VM is
+/// destroyed before this returns.
+pub fn serve(
+    kvm: &Kvm,
+    snapshot: &LinuxSnapshot,
+    stream: UnixStream,
+    deadline: Instant,
+) -> Result<Served, MicrovmError> {
+    prepare(kvm, snapshot, stream)?.run(deadline)
+}
+
+impl Prepared {
+    /// Hands the client the replayed Ready and runs the guest, moving
+    /// bytes both ways, until it resets, the client hangs up, or
+    /// `deadline`. The VM is destroyed before this returns.
+    pub fn run(self, deadline: Instant) -> Result<Served, MicrovmError> {
+        let Prepared {
+            mut vm,
+            stream,
+            replay,
+            ready,
+        } = self;
+        (&stream).write_all(&replay).map_err(MicrovmError::Stream)?;
+        let stop = StopSignal::new();
+        let (gone_tx, gone_rx) = mpsc::channel();
+        let forward = {
+            let (channel, stop) = (vm.channel(), stop.clone());
+            std::thread::Builder::new()
+                .name("to-guest".into())
+                .spawn(move || {
+                    forward_to_guest(stream, &channel);
+                    let _ = gone_tx.send(());
+                    stop.stop();
+                })
+                .map_err(MicrovmError::Stream)?
+        };
+        let end = vm.run_until_stopped(deadline, &stop)?;
+        let console = vm.console();
+        drop(vm);
+        let end = match end {
+            GuestEnd::Reset => ServeEnd::Finished,
+            GuestEnd::Stopped if gone_rx.try_recv().is_ok() => ServeEnd::ClientGone,
+            GuestEnd::Stopped | GuestEnd::Deadline => ServeEnd::Deadline,
+            GuestEnd::Crashed(why) => ServeEnd::Crashed(why),
+        };
+        // The forwarder ends when the client closes; one still waiting on
+        // a live client is left to the process's exit.
+        if end == ServeEnd::ClientGone {
+            let _ = forward.join();
+        }
+        Ok(Served {
+            end,
+            ready,
+            console_tail: tail(&console, 20),
+        })
+    }
+}
+
+/// Client → guest, in the chunks the client writes, waiting while the
+/// guest's receive buffers are full. Returns at the client's EOF or error.
+fn forward_to_guest(mut from: UnixStream, channel: &VirtioConsole) {
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let mut sent = 0;
+        while sent < n {
+            let took = channel.push(&buf[sent..n]);
+            sent += took;
+            if took == 0 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+}
