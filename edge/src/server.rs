@@ -141,7 +141,9 @@ async fn choose_sandboxes(
     if matches!(wanted, None | Some(Isolation::Kvm)) {
         match kvm_pool(config, runtime).await? {
             Ok(pool) => return Ok(Sandboxes::Jailed(pool)),
-            Err(why) if wanted == Some(Isolation::Kvm) => {
+            Err(why)
+                if wanted == Some(Isolation::Kvm) || config.min_isolation == Isolation::Kvm =>
+            {
                 return Err(ServerError::Unavailable(
                     Isolation::Kvm.timeline_name(),
                     why,
@@ -196,7 +198,10 @@ async fn choose_sandboxes(
         return Err(ServerError::Isolation {
             offered: sandboxes.isolation().timeline_name(),
             required: config.min_isolation.timeline_name(),
-            why: no_kvm,
+            why: match no_kvm.is_empty() {
+                true => crate::isolation::kvm_unavailable_reason(),
+                false => no_kvm,
+            },
         });
     }
     Ok(sandboxes)

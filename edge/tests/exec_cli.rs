@@ -249,4 +249,37 @@ fn doctor_reports_each_layer_in_plain_words() {
     ] {
         assert!(stdout.contains(layer), "{layer} missing in:\n{stdout}");
     }
+    if ephemeral_vm::KvmKind::detect() == ephemeral_vm::KvmKind::Pvm {
+        assert!(
+            stdout.contains("kvm+wasm: not here: /dev/kvm here is PVM"),
+            "{stdout}"
+        );
+    }
+}
+
+/// On a host whose KVM cannot run the microVM (PVM here), asking the
+/// server for `kvm` is refused at start, in one line that says why; it
+/// never silently serves a weaker isolation.
+#[test]
+fn serve_refuses_kvm_where_the_microvm_cannot_run_and_says_why() {
+    if ephemeral_vm::KvmKind::detect() != ephemeral_vm::KvmKind::Pvm {
+        println!("this host's KVM is not PVM: the refusal is not expected here");
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let data = data.path().to_str().unwrap();
+    for flags in [["--isolation", "kvm"], ["--min-isolation", "kvm"]] {
+        let mut args = vec!["serve", "--listen", "127.0.0.1:0", "--data", data];
+        args.extend(flags);
+        let out = ephemeral(&args);
+        let stderr = text(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{flags:?}: {stderr}");
+        assert_ne!(
+            out.status.code(),
+            Some(101),
+            "{flags:?}: panicked: {stderr}"
+        );
+        assert!(stderr.contains("kvm+wasm"), "{flags:?}: {stderr}");
+        assert!(stderr.contains("PVM"), "{flags:?}: {stderr}");
+    }
 }

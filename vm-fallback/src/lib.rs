@@ -1,19 +1,24 @@
 //! `ephemeral-vm`: a small VMM on KVM for the per-run microVM.
 //!
 //! What this crate owns: opening `/dev/kvm` and naming the KVM behind it
-//! (PVM, AMD SVM, Intel VMX); guest memory; entering 64-bit long mode
-//! directly (no firmware); a run loop with typed exits and a deadline that
-//! holds even when the guest never exits; saving and restoring a vCPU's
-//! state; [`self_test`], which says whether this host runs guests and what
-//! an exit costs; booting a Linux guest ([`linux`]: the 64-bit boot
+//! (PVM, AMD SVM, Intel VMX); guest memory, anonymous or mapped privately
+//! from a snapshot's memory file; entering 64-bit long mode directly (no
+//! firmware); a run loop with typed exits, a deadline that holds even when
+//! the guest never exits, and a stop on demand from another thread;
+//! saving and restoring a vCPU's and a VM's state ([`snapshot`]);
+//! [`self_test`], which says whether this host runs guests and what an
+//! exit costs; booting a Linux guest ([`linux`]: the 64-bit boot
 //! protocol, irqchip, PIT, COM1, the i8042 reset as "done") with an
-//! initramfs we generate ([`initramfs`]); and the guest's one channel, a
-//! virtio-mmio console ([`devices::virtio`]). `src/bin/ephemeral-lab` is
-//! the lab that runs all of it on an emulated AMD SVM (`vm-fallback/lab`).
+//! initramfs we generate ([`initramfs`]), and snapshots of it; the guest's
+//! one channel, a virtio-mmio console ([`devices::virtio`]); a run's
+//! microVM ([`microvm`]: the worker as the guest's init, the template,
+//! serving one run over a stream) and the VMM process's jail ([`jail`]).
+//! Binaries: `ephemeral-vmm` (the VMM process the server spawns),
+//! `ephemeral-guest-init` (a test init), `ephemeral-lab` (the lab that runs
+//! all of it on an emulated AMD SVM, `vm-fallback/lab`).
 //!
-//! Not yet here: the worker as the guest's init, snapshots of a booted
-//! guest and their restore, the VMM in a jail, serving runs from
-//! microVMs (runs use `jail+wasm` until then).
+//! Not here: more than one vCPU, devices other than the console, ioeventfd
+//! (a queue notification is an MMIO exit; data moves a chain at a time).
 
 #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
 compile_error!("ephemeral-vm supports only Linux on x86-64");

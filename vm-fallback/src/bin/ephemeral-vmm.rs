@@ -209,33 +209,12 @@ fn probe() -> Result<u8> {
     let guest = run_probe_guest(&kvm);
     println!("guest under the VMM's seccomp list: {guest:?}");
     ok &= guest.is_ok();
-    let path = c"/etc/hostname";
-    let attempts: [(&str, Box<dyn Fn() -> i64>); 5] = [
-        // SAFETY (all five): raw system calls with valid or null pointers;
-        // each is expected to be refused before it does anything.
-        (
-            "open",
-            Box::new(|| unsafe { libc::open(path.as_ptr(), libc::O_RDONLY) } as i64),
-        ),
-        (
-            "socket",
-            Box::new(|| unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) } as i64),
-        ),
-        (
-            "execve",
-            Box::new(
-                || unsafe { libc::execve(path.as_ptr(), std::ptr::null(), std::ptr::null()) }
-                    as i64,
-            ),
-        ),
-        (
-            "ptrace",
-            Box::new(|| unsafe { libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) }),
-        ),
-        (
-            "ioctl TCGETS",
-            Box::new(|| unsafe { libc::ioctl(0, libc::TCGETS, std::ptr::null_mut::<u8>()) } as i64),
-        ),
+    let attempts: [Attempt; 5] = [
+        ("open", try_open),
+        ("socket", try_socket),
+        ("execve", try_execve),
+        ("ptrace", try_ptrace),
+        ("ioctl TCGETS", try_tty_ioctl),
     ];
     for (name, attempt) in attempts {
         let rc = attempt();
@@ -273,4 +252,36 @@ fn run_probe_guest(kvm: &Kvm) -> Result<u64> {
         RunEnd::Exit(Exit::IoOut { port, .. }) if port == selftest::DONE_PORT => Ok(report.exits),
         other => bail!("the guest did not finish: {other:?}"),
     }
+}
+
+/// A named system call to try, returning its raw result.
+type Attempt = (&'static str, fn() -> i64);
+
+// What a compromised VMM would try first; each a raw system call with
+// valid or null pointers, expected to be refused before it does anything.
+const PROBE_PATH: &std::ffi::CStr = c"/etc/hostname";
+
+fn try_open() -> i64 {
+    // SAFETY: see above.
+    unsafe { libc::open(PROBE_PATH.as_ptr(), libc::O_RDONLY) }.into()
+}
+
+fn try_socket() -> i64 {
+    // SAFETY: see above.
+    unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) }.into()
+}
+
+fn try_execve() -> i64 {
+    // SAFETY: see above.
+    unsafe { libc::execve(PROBE_PATH.as_ptr(), std::ptr::null(), std::ptr::null()) }.into()
+}
+
+fn try_ptrace() -> i64 {
+    // SAFETY: see above.
+    unsafe { libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) }
+}
+
+fn try_tty_ioctl() -> i64 {
+    // SAFETY: see above.
+    unsafe { libc::ioctl(0, libc::TCGETS, std::ptr::null_mut::<u8>()) }.into()
 }
