@@ -100,8 +100,15 @@ fn main() {
     let ok = done_rx
         .recv_timeout(Duration::from_secs(1))
         .unwrap_or(false);
+    let console = vm.console();
     if end != GuestEnd::Reset || !ok {
-        eprintln!("{}", vm.console());
+        eprintln!("{console}");
+    }
+    for line in console
+        .lines()
+        .filter(|l| l.starts_with("ephemeral-worker:"))
+    {
+        println!("--- guest console: {line}");
     }
     println!("--- {end:?} after {} ms", started.elapsed().as_millis());
     std::process::exit(if ok && end == GuestEnd::Reset { 0 } else { 1 });

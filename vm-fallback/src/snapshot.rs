@@ -126,20 +126,18 @@ impl VmSnapshot {
         let t = Instant::now();
         let vm = self.restore_vm(kvm)?;
         let vm_done = t.elapsed();
-        let vcpus = self.restore_vcpus(&vm)?;
-        let vcpus_done = t.elapsed();
-        vm.restore_state(&self.state)?;
+        let (vcpus, vm_state) = self.restore_machine_timed(&vm)?;
         let times = RestoreTimes {
             vm: vm_done,
-            vcpus: vcpus_done - vm_done,
-            vm_state: t.elapsed() - vcpus_done,
+            vcpus: t.elapsed() - vm_done - vm_state,
+            vm_state,
         };
         Ok((vm, vcpus, times))
     }
 
     /// The VM and its memory, with an irqchip and PIT when the snapshot
     /// has them; no vCPU yet, no state. For callers that must wire
-    /// devices (irqfds) between the steps.
+    /// devices (irqfds) before [`VmSnapshot::restore_machine`].
     pub fn restore_vm(&self, kvm: &Kvm) -> Result<Vm, SnapshotError> {
         let memory = GuestMemory::restore(&self.memory, self.memory_size)?;
         let vm = Vm::with_memory(kvm, !self.state.irqchips.is_empty(), memory)?;
@@ -149,22 +147,26 @@ impl VmSnapshot {
         Ok(vm)
     }
 
-    /// The vCPUs, created in `vm` with their saved state.
-    pub fn restore_vcpus(&self, vm: &Vm) -> Result<Vec<Vcpu>, SnapshotError> {
-        (0u8..)
-            .zip(&self.vcpus)
-            .map(|(index, state)| {
-                let vcpu = vm.create_vcpu(index)?;
-                state.restore(&vcpu)?;
-                Ok(vcpu)
-            })
-            .collect()
+    /// Puts the machine's state into `vm` (from [`VmSnapshot::restore_vm`])
+    /// and returns its vCPUs, in the order Firecracker uses: the vCPUs are
+    /// created, then the irqchip, PIT and clock go in, then each vCPU's
+    /// own state (its TSC, local APIC, pending events) on top.
+    pub fn restore_machine(&self, vm: &Vm) -> Result<Vec<Vcpu>, SnapshotError> {
+        self.restore_machine_timed(vm).map(|(vcpus, _)| vcpus)
     }
 
-    /// The irqchip, PIT and clock, last: after the vCPUs, so that the
-    /// interrupts pending in the irqchip meet local APICs in their state.
-    pub fn restore_vm_state(&self, vm: &Vm) -> Result<(), SnapshotError> {
-        Ok(vm.restore_state(&self.state)?)
+    fn restore_machine_timed(&self, vm: &Vm) -> Result<(Vec<Vcpu>, Duration), SnapshotError> {
+        let vcpus = (0u8..)
+            .zip(&self.vcpus)
+            .map(|(index, _)| vm.create_vcpu(index))
+            .collect::<Result<Vec<_>, _>>()?;
+        let t = Instant::now();
+        vm.restore_state(&self.state)?;
+        let vm_state = t.elapsed();
+        for (vcpu, state) in vcpus.iter().zip(&self.vcpus) {
+            state.restore(vcpu)?;
+        }
+        Ok((vcpus, vm_state))
     }
 
     /// The saved vCPU states.

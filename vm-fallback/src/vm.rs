@@ -270,15 +270,7 @@ impl Vm {
         if let Some(pit) = &state.pit {
             self.fd.set_pit2(pit).map_err(state_error("KVM_SET_PIT2"))?;
         }
-        // The clock continues from where it was saved; flags such as
-        // "TSC stable" describe the old host moment and are not inputs.
-        let clock = kvm_clock_data {
-            clock: state.clock.clock,
-            ..Default::default()
-        };
-        self.fd
-            .set_clock(&clock)
-            .map_err(state_error("KVM_SET_CLOCK"))?;
+        self.restore_clock(&state.clock)?;
         for chip in &state.irqchips {
             self.fd
                 .set_irqchip(chip)
@@ -296,6 +288,35 @@ impl Vm {
         self.fd
             .register_irqfd(event, gsi)
             .map_err(|source| VmError::Irqfd { gsi, source })
+    }
+
+    /// The kvmclock continues from its saved value plus the wall time
+    /// since it was saved (`KVM_CLOCK_REALTIME`, as Firecracker restores
+    /// it): the guest sees time pass, never go back. A KVM without that
+    /// flag gets the saved value alone. Other flags describe the old host
+    /// moment and are not inputs.
+    fn restore_clock(&self, saved: &kvm_clock_data) -> Result<(), VmError> {
+        let realtime = kvm_bindings::KVM_CLOCK_REALTIME;
+        let clock = kvm_clock_data {
+            clock: saved.clock,
+            flags: saved.flags & realtime,
+            realtime: saved.realtime,
+            ..Default::default()
+        };
+        match self.fd.set_clock(&clock) {
+            Err(e) if clock.flags != 0 && e.errno() == libc::EINVAL => {
+                let plain = kvm_clock_data {
+                    clock: saved.clock,
+                    ..Default::default()
+                };
+                self.fd.set_clock(&plain)
+            }
+            other => other,
+        }
+        .map_err(|source| VmError::State {
+            what: "KVM_SET_CLOCK",
+            source,
+        })
     }
 
     // No accessor for the VM fd: a vCPU made from it directly would not hold

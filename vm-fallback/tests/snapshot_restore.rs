@@ -126,7 +126,7 @@ fn a_snapshot_keeps_the_irqchip_pit_and_clock() {
     let saved = vm.save_state().unwrap();
     assert_eq!(saved.irqchips.len(), 3, "PIC master, PIC slave, IOAPIC");
     assert!(saved.pit.is_some());
-    let (restored, _vcpus) = snapshot.restore(&Kvm::open().unwrap()).unwrap();
+    let (restored, mut vcpus) = snapshot.restore(&Kvm::open().unwrap()).unwrap();
     let again = restored.save_state().unwrap();
     for (a, b) in saved.irqchips.iter().zip(&again.irqchips) {
         // SAFETY: plain-data unions of the same chip, read as bytes.
@@ -138,14 +138,21 @@ fn a_snapshot_keeps_the_irqchip_pit_and_clock() {
         saved.pit.unwrap().channels[0].count,
         again.pit.unwrap().channels[0].count
     );
-    // The clock continues from the snapshot: not from zero, no jump. (KVM
-    // reads it through a master clock that is refreshed when a vCPU next
-    // runs, so read back at once it may trail by microseconds.)
-    let (was, is) = (saved.clock.clock, again.clock.clock);
+    // The clock continues from the snapshot (plus the wall time since):
+    // not from zero, never back. KVM computes it from a master clock it
+    // refreshes when a vCPU next enters, so it is read after the restored
+    // guest ran a little.
+    run_then_stop(&mut vcpus[0], Duration::from_millis(5));
+    let first = restored.save_state().unwrap().clock;
+    let (was, is) = (saved.clock.clock, first.clock);
+    println!("kvmclock: saved {was} ns, restored and run {is} ns");
     assert!(
-        is + 1_000_000 >= was && is < was + 1_000_000_000,
-        "saved {was} ns, restored {is} ns"
+        is >= was && is < was + 10_000_000_000,
+        "saved {was} ns, restored and run {is} ns"
     );
+    run_then_stop(&mut vcpus[0], Duration::from_millis(5));
+    let second = restored.save_state().unwrap().clock;
+    assert!(second.clock > first.clock, "{first:?} then {second:?}");
 }
 
 #[test]

@@ -159,8 +159,7 @@ impl LinuxVm {
         let started = Instant::now();
         let vm = snapshot.vm.restore_vm(kvm)?;
         let devices = Devices::wire(&vm, sink, Some(&snapshot.devices))?;
-        let mut vcpus = snapshot.vm.restore_vcpus(&vm)?;
-        snapshot.vm.restore_vm_state(&vm)?;
+        let mut vcpus = snapshot.vm.restore_machine(&vm)?;
         let Some(vcpu) = vcpus.pop().filter(|_| vcpus.is_empty()) else {
             return Err(LinuxError::DeviceState(format!(
                 "a Linux microVM has one vCPU, the snapshot has {}",
