@@ -24,37 +24,29 @@ use seccompiler::{
 
 use super::JailError;
 
-/// Allowed with any arguments.
-const ALLOWED: &[libc::c_long] = &[
+/// What every locked process here may do with any arguments: move bytes
+/// on descriptors it holds, manage its memory, run threads and their
+/// signals, read the time, sleep, exit. Each list adds its own.
+pub const BASE: &[libc::c_long] = &[
     libc::SYS_read,
     libc::SYS_write,
     libc::SYS_readv,
     libc::SYS_writev,
-    libc::SYS_pread64,
-    libc::SYS_pwrite64,
     libc::SYS_recvfrom,
     libc::SYS_sendto,
     libc::SYS_recvmsg,
     libc::SYS_sendmsg,
     libc::SYS_shutdown,
-    libc::SYS_openat,
     libc::SYS_close,
     libc::SYS_fstat,
-    libc::SYS_newfstatat,
     libc::SYS_statx,
-    libc::SYS_lseek,
     libc::SYS_fcntl,
-    libc::SYS_getdents64,
-    libc::SYS_readlink,
-    libc::SYS_getcwd,
     libc::SYS_mmap,
     libc::SYS_mprotect,
     libc::SYS_munmap,
     libc::SYS_mremap,
     libc::SYS_madvise,
     libc::SYS_brk,
-    libc::SYS_memfd_create,
-    libc::SYS_ftruncate,
     libc::SYS_rt_sigaction,
     libc::SYS_rt_sigprocmask,
     libc::SYS_rt_sigreturn,
@@ -72,20 +64,36 @@ const ALLOWED: &[libc::c_long] = &[
     libc::SYS_nanosleep,
     libc::SYS_gettid,
     libc::SYS_getpid,
+    libc::SYS_poll,
+    libc::SYS_ppoll,
+    libc::SYS_exit,
+    libc::SYS_exit_group,
+];
+
+/// The worker's additions to [`BASE`]: reading the cache and programs
+/// (open, seek, list), the engine's memory images (memfd), its event
+/// loop, and who it is.
+const WORKER: &[libc::c_long] = &[
+    libc::SYS_pread64,
+    libc::SYS_pwrite64,
+    libc::SYS_openat,
+    libc::SYS_newfstatat,
+    libc::SYS_lseek,
+    libc::SYS_getdents64,
+    libc::SYS_readlink,
+    libc::SYS_getcwd,
+    libc::SYS_memfd_create,
+    libc::SYS_ftruncate,
     libc::SYS_getuid,
     libc::SYS_geteuid,
     libc::SYS_getgid,
     libc::SYS_getegid,
-    libc::SYS_poll,
-    libc::SYS_ppoll,
     libc::SYS_epoll_create1,
     libc::SYS_epoll_ctl,
     libc::SYS_epoll_wait,
     libc::SYS_epoll_pwait,
     libc::SYS_eventfd2,
     libc::SYS_pipe2,
-    libc::SYS_exit,
-    libc::SYS_exit_group,
 ];
 
 /// Argument `arg` (0-based), masked with `mask`, equals `value`.
@@ -113,26 +121,31 @@ pub struct AllowList {
 }
 
 impl AllowList {
-    /// `any_args` allowed whatever their arguments; `ruled` only when one
-    /// of their rules matches.
-    pub fn new(any_args: &[libc::c_long], ruled: Vec<(libc::c_long, Vec<SeccompRule>)>) -> Self {
-        let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
-            any_args.iter().map(|&nr| (nr, Vec::new())).collect();
+    /// [`BASE`] and `more` allowed whatever their arguments; `clone` only
+    /// for threads and `prctl` only to name one (every list needs those);
+    /// `ruled` only when one of their rules matches.
+    pub fn new(
+        more: &[libc::c_long],
+        ruled: Vec<(libc::c_long, Vec<SeccompRule>)>,
+    ) -> Result<AllowList, JailError> {
+        let thread = libc::CLONE_THREAD as u64;
+        let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BASE
+            .iter()
+            .chain(more)
+            .map(|&nr| (nr, Vec::new()))
+            .collect();
+        rules.insert(libc::SYS_clone, vec![masked_eq(0, thread, thread)?]);
+        rules.insert(libc::SYS_prctl, vec![equals(0, libc::PR_SET_NAME as u64)?]);
         rules.extend(ruled);
-        AllowList { rules }
+        Ok(AllowList { rules })
     }
 
     /// The worker's list (see the module docs).
     pub fn worker() -> Result<AllowList, JailError> {
-        let thread = libc::CLONE_THREAD as u64;
-        Ok(AllowList::new(
-            ALLOWED,
-            vec![
-                (libc::SYS_socket, vec![equals(0, libc::AF_UNIX as u64)?]),
-                (libc::SYS_clone, vec![masked_eq(0, thread, thread)?]),
-                (libc::SYS_prctl, vec![equals(0, libc::PR_SET_NAME as u64)?]),
-            ],
-        ))
+        AllowList::new(
+            WORKER,
+            vec![(libc::SYS_socket, vec![equals(0, libc::AF_UNIX as u64)?])],
+        )
     }
 
     /// Whether `nr` is allowed at all (with some arguments).

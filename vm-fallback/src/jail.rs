@@ -15,69 +15,22 @@
 //!    move bytes on descriptors it holds, make threads and memory, and
 //!    nothing else: no `open`, no socket, no `execve`, no `ptrace`.
 
-use ephemeral_jail::seccomp::{AllowList, equals, masked_eq};
+use ephemeral_jail::seccomp::{AllowList, masked_eq};
 use ephemeral_jail::{JailError, JailPlan};
 
 /// The ioctl "type" byte of KVM's ioctls (`KVMIO`, include/uapi/linux/kvm.h).
 const KVMIO: u64 = 0xAE;
 
-/// Allowed with any arguments once the VMM is locked: moving bytes on
-/// descriptors it holds, memory, threads and their signals, time.
-const ALLOWED: &[libc::c_long] = &[
-    libc::SYS_read,
-    libc::SYS_write,
-    libc::SYS_readv,
-    libc::SYS_writev,
-    libc::SYS_recvfrom,
-    libc::SYS_sendto,
-    libc::SYS_recvmsg,
-    libc::SYS_sendmsg,
-    libc::SYS_shutdown,
-    libc::SYS_close,
-    libc::SYS_fstat,
-    libc::SYS_statx,
-    libc::SYS_fcntl,
-    libc::SYS_mmap,
-    libc::SYS_mprotect,
-    libc::SYS_munmap,
-    libc::SYS_mremap,
-    libc::SYS_madvise,
-    libc::SYS_brk,
-    libc::SYS_rt_sigaction,
-    libc::SYS_rt_sigprocmask,
-    libc::SYS_rt_sigreturn,
-    libc::SYS_sigaltstack,
-    libc::SYS_tgkill,
-    libc::SYS_futex,
-    libc::SYS_set_robust_list,
-    libc::SYS_rseq,
-    libc::SYS_sched_yield,
-    libc::SYS_sched_getaffinity,
-    libc::SYS_getrandom,
-    libc::SYS_clock_gettime,
-    libc::SYS_clock_getres,
-    libc::SYS_clock_nanosleep,
-    libc::SYS_nanosleep,
-    libc::SYS_gettid,
-    libc::SYS_getpid,
-    libc::SYS_poll,
-    libc::SYS_ppoll,
-    libc::SYS_exit,
-    libc::SYS_exit_group,
-];
-
-/// The VMM's seccomp allow-list: [`ALLOWED`], `ioctl` only for KVM's
-/// ioctls, `clone` only for threads, `prctl` only to name one.
+/// The VMM's seccomp allow-list: the jail's [`BASE`] (bytes on
+/// descriptors it holds, memory, threads, time) and `ioctl` only for KVM's
+/// ioctls — no `open`, no socket, no `execve`, nothing else.
+///
+/// [`BASE`]: ephemeral_jail::seccomp::BASE
 pub fn allow_list() -> Result<AllowList, JailError> {
-    let thread = libc::CLONE_THREAD as u64;
-    Ok(AllowList::new(
-        ALLOWED,
-        vec![
-            (libc::SYS_ioctl, vec![masked_eq(1, 0xFF00, KVMIO << 8)?]),
-            (libc::SYS_clone, vec![masked_eq(0, thread, thread)?]),
-            (libc::SYS_prctl, vec![equals(0, libc::PR_SET_NAME as u64)?]),
-        ],
-    ))
+    AllowList::new(
+        &[],
+        vec![(libc::SYS_ioctl, vec![masked_eq(1, 0xFF00, KVMIO << 8)?])],
+    )
 }
 
 /// Threads of a VMM: the vCPU's, the deadline watchdog's, the one moving
