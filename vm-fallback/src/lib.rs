@@ -17,8 +17,7 @@
 //! `ephemeral-guest-init` (a test init), `ephemeral-lab` (the lab that runs
 //! all of it on an emulated AMD SVM, `vm-fallback/lab`).
 //!
-//! Not here: more than one vCPU, devices other than the console, ioeventfd
-//! (a queue notification is an MMIO exit; data moves a chain at a time).
+//! Not here: more than one vCPU, devices other than the console.
 
 #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
 compile_error!("ephemeral-vm supports only Linux on x86-64");

@@ -59,6 +59,15 @@ pub enum VmError {
         #[source]
         source: vmm_sys_util::errno::Error,
     },
+    /// `KVM_IOEVENTFD` failed.
+    #[error("KVM refused an ioeventfd at {addr:#x}: {source}")]
+    Ioeventfd {
+        /// The MMIO address.
+        addr: u64,
+        /// The ioctl error.
+        #[source]
+        source: vmm_sys_util::errno::Error,
+    },
     /// Saving or restoring the VM-wide state failed.
     #[error("{what} failed: {source}")]
     State {
@@ -317,6 +326,19 @@ impl Vm {
             what: "KVM_SET_CLOCK",
             source,
         })
+    }
+
+    /// Makes a 4-byte guest write of `value` to MMIO address `addr`
+    /// signal `event` instead of exiting to the VMM.
+    pub fn register_ioevent(
+        &self,
+        event: &vmm_sys_util::eventfd::EventFd,
+        addr: u64,
+        value: u32,
+    ) -> Result<(), VmError> {
+        self.fd
+            .register_ioevent(event, &kvm_ioctls::IoEventAddress::Mmio(addr), value)
+            .map_err(|source| VmError::Ioeventfd { addr, source })
     }
 
     // No accessor for the VM fd: a vCPU made from it directly would not hold

@@ -84,6 +84,7 @@ fn a_linux_snapshot_written_to_disk_restores_in_a_fresh_vm() {
         memory_mib: 64,
     };
     let mut vm = LinuxVm::new(&kvm, &guest, Box::new(std::io::sink())).unwrap();
+    assert!(vm.ioeventfd(), "queue notifications go through ioeventfds");
     // Run a little (on PVM the kernel stops in the emulator; on hardware
     // KVM it boots on), then stop it from another thread.
     let stop = StopSignal::new();
@@ -119,6 +120,7 @@ fn a_linux_snapshot_written_to_disk_restores_in_a_fresh_vm() {
     let (mut restored, report) =
         LinuxVm::restore(&kvm, &loaded, Box::new(std::io::sink())).unwrap();
     assert!(report.ready < Duration::from_secs(1), "{report:?}");
+    assert!(restored.ioeventfd());
     let again = StopSignal::new();
     again.stop();
     // Restored state is accepted by KVM and the vCPU enters (and is

@@ -23,7 +23,9 @@ use vm_memory::{GuestAddress, GuestMemoryBackend};
 use vmm_sys_util::eventfd::EventFd;
 
 use crate::arch::x86_64::{gdt, paging, regs};
-use crate::devices::virtio::{ConsoleSink, ConsoleState, MMIO_SIZE, VirtioConsole, cmdline_device};
+use crate::devices::virtio::{
+    ConsoleSink, ConsoleState, MMIO_SIZE, Notifier, VirtioConsole, cmdline_device,
+};
 use crate::devices::{COM1_IRQ, Console, ConsoleLog, LegacyDevices, PortEvent};
 use crate::exit::{Bus, Exit};
 use crate::kvm::Kvm;
@@ -104,6 +106,8 @@ pub enum GuestEnd {
 
 /// A booted (or bootable) Linux microVM.
 pub struct LinuxVm {
+    /// First to drop: its thread stops before the VM goes.
+    notifier: Option<Notifier>,
     vm: Vm,
     vcpu: Vcpu,
     devices: Rc<RefCell<LegacyDevices>>,
@@ -166,6 +170,7 @@ impl LinuxVm {
 
     fn assemble(vm: Vm, vcpu: Vcpu, devices: Devices) -> LinuxVm {
         LinuxVm {
+            notifier: devices.notifier,
             vm,
             vcpu,
             console: devices.legacy.console.log(),
@@ -229,6 +234,12 @@ impl LinuxVm {
         self.channel.clone()
     }
 
+    /// Whether the guest's queue notifications reach the VMM through
+    /// ioeventfds (no exit) rather than as MMIO exits.
+    pub fn ioeventfd(&self) -> bool {
+        self.notifier.is_some()
+    }
+
     /// The guest console's output so far (its tail).
     pub fn console(&self) -> String {
         String::from_utf8_lossy(&self.console.contents()).into_owned()
@@ -243,6 +254,9 @@ impl LinuxVm {
 struct Devices {
     legacy: LegacyDevices,
     channel: VirtioConsole,
+    /// Queue notifications through ioeventfds; `None` where KVM refused
+    /// them (the notifications then arrive as MMIO exits).
+    notifier: Option<Notifier>,
 }
 
 /// The devices' state in a snapshot.
@@ -275,9 +289,17 @@ impl Devices {
             }
             None => VirtioConsole::new(vm.memory_handle(), channel_irq, sink),
         };
+        let notifier = match Notifier::start(vm, VIRTIO_CONSOLE_BASE, 2, channel.clone()) {
+            Ok(notifier) => Some(notifier),
+            Err(e) => {
+                tracing::debug!(error = %e, "no ioeventfd: queue notifications exit to the VMM");
+                None
+            }
+        };
         Ok(Devices {
             legacy: LegacyDevices { console },
             channel,
+            notifier,
         })
     }
 }

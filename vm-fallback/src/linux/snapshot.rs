@@ -169,6 +169,8 @@ impl LinuxVm {
         let report = RestoreReport {
             ready: started.elapsed(),
         };
-        Ok((LinuxVm::assemble(vm, vcpu, devices), report))
+        let vm = LinuxVm::assemble(vm, vcpu, devices);
+        vm.channel.resume();
+        Ok((vm, report))
     }
 }

@@ -130,16 +130,36 @@ impl VirtioConsole {
         }
         let mut state = self.lock();
         match state.transport.write(offset, u32::from_le_bytes(bytes)) {
-            Action::Notify(queue) => {
-                state.notifies += 1;
-                match queue as usize {
-                    TX => self.drain_tx(&mut state),
-                    RX => self.fill_rx(&mut state),
-                    _ => {}
-                }
-            }
+            Action::Notify(queue) => self.notify(&mut state, queue),
             Action::Reset => state.pending.clear(),
             Action::None => {}
+        }
+    }
+
+    /// The guest notified `queue` (the `QueueNotify` register, reached
+    /// through an ioeventfd instead of an exit when the VMM has one).
+    pub fn notified(&self, queue: u32) {
+        let mut state = self.lock();
+        self.notify(&mut state, queue);
+    }
+
+    /// Serves both queues as if notified: after a restore, whatever the
+    /// guest posted before the snapshot whose notification had not been
+    /// served yet (an ioeventfd's count is not part of a snapshot).
+    pub fn resume(&self) {
+        let mut state = self.lock();
+        if state.transport.driver_ok() {
+            self.drain_tx(&mut state);
+            self.fill_rx(&mut state);
+        }
+    }
+
+    fn notify(&self, state: &mut State, queue: u32) {
+        state.notifies += 1;
+        match queue as usize {
+            TX => self.drain_tx(state),
+            RX => self.fill_rx(state),
+            _ => {}
         }
     }
 

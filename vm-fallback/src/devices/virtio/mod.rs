@@ -8,9 +8,11 @@
 
 mod console;
 mod mmio;
+mod notify;
 
 pub use console::{ConsoleSink, ConsoleState, VirtioConsole};
 pub use mmio::{MMIO_SIZE, TransportState, cmdline_device};
+pub use notify::{Notifier, NotifierError};
 
 /// Device type of a console (virtio 1.2, 5.3).
 pub(crate) const DEVICE_CONSOLE: u32 = 3;
