@@ -33,14 +33,20 @@ impl Isolation {
     }
 }
 
-/// Whether this host's KVM can run the microVM: `/dev/kvm` exists, a
-/// bounded self-test runs guest code (never a hang), and it is a hardware
-/// KVM, not PVM. Otherwise why not, in one line.
-pub fn kvm_ready() -> Result<ephemeral_vm::KvmKind, String> {
+/// `/dev/kvm`'s self-test: a tiny guest run for real, bounded (a KVM that
+/// answers every query can still fail to run guest code; it never hangs).
+/// `Err` when there is no `/dev/kvm` to test.
+pub fn kvm_self_test() -> Result<ephemeral_vm::SelfTest, String> {
     if !std::path::Path::new("/dev/kvm").exists() {
         return Err("there is no /dev/kvm on this host".into());
     }
-    let report = ephemeral_vm::self_test(std::time::Duration::from_secs(2));
+    Ok(ephemeral_vm::self_test(std::time::Duration::from_secs(2)))
+}
+
+/// Whether a KVM whose self-test gave `report` can run the microVM: the
+/// test passed and it is a hardware KVM, not PVM. Otherwise why not, in
+/// one line.
+pub fn kvm_ready_from(report: &ephemeral_vm::SelfTest) -> Result<ephemeral_vm::KvmKind, String> {
     if !report.passed() {
         return Err(format!("the KVM self-test failed: {report}"));
     }
@@ -52,6 +58,11 @@ pub fn kvm_ready() -> Result<ephemeral_vm::KvmKind, String> {
         );
     }
     Ok(report.kind)
+}
+
+/// [`kvm_self_test`], then [`kvm_ready_from`].
+pub fn kvm_ready() -> Result<ephemeral_vm::KvmKind, String> {
+    kvm_ready_from(&kvm_self_test()?)
 }
 
 /// Why this server cannot give runs `kvm+wasm`, in one line, or what

@@ -17,6 +17,8 @@ use ephemeral_vm::linux::default_kernel;
 use ephemeral_vm::microvm::DEFAULT_MEMORY_MIB;
 use ephemeral_worker::WorkerConfig;
 
+use crate::sandbox_host::beside_this_executable;
+
 /// The guest worker's target: static, so it needs nothing in the guest.
 const GUEST_TARGET: &str = "x86_64-unknown-linux-musl";
 /// Where this host keeps what microVMs are made of.
@@ -151,19 +153,4 @@ impl Assets {
         }
         hasher.finalize().to_hex()[..16].to_string()
     }
-}
-
-/// `$VAR`, else `name` in this executable's folder or the one above it
-/// (test harnesses live in `target/*/deps/`).
-fn beside_this_executable(var: &str, name: &str) -> Result<PathBuf, String> {
-    if let Some(path) = std::env::var_os(var) {
-        return Ok(path.into());
-    }
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
-    exe.ancestors()
-        .skip(1)
-        .take(2)
-        .map(|dir| dir.join(name))
-        .find(|candidate| candidate.is_file())
-        .ok_or_else(|| format!("cannot find the `{name}` binary (build it, or set {var})"))
 }

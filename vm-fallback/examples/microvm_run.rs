@@ -39,7 +39,7 @@ use ephemeral_vm::Kvm;
 use ephemeral_vm::devices::virtio::VirtioConsole;
 use ephemeral_vm::linux::{GuestEnd, LinuxVm};
 use ephemeral_vm::microvm::{self, WorkerGuest};
-use ephemeral_worker::protocol::{self, FromWorker, GuestIdentity, ToWorker, WireLimits};
+use ephemeral_worker::protocol::{self, FromWorker, ToWorker, WireLimits};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -354,7 +354,7 @@ fn drive(guest: &Guest, mut from: impl Read, commands: &[String], run_id: &str) 
         guest,
         &ToWorker::Start {
             limits,
-            guest: Some(identity(run_id)),
+            guest: Some(ephemeral_worker::host::guest_identity(run_id).expect("host entropy")),
         },
     );
     if !matches!(receive(&mut from), Some(FromWorker::Started)) {
@@ -393,21 +393,4 @@ fn drive(guest: &Guest, mut from: impl Read, commands: &[String], run_id: &str) 
     }
     send(guest, &ToWorker::Destroy);
     matches!(receive(&mut from), Some(FromWorker::Destroyed { .. }))
-}
-
-/// The time, fresh entropy from this host, and a run id: what the guest
-/// must not guess.
-fn identity(run_id: &str) -> GuestIdentity {
-    let mut entropy = vec![0u8; 32];
-    // SAFETY: getrandom fills the buffer it is given.
-    let got = unsafe { libc::getrandom(entropy.as_mut_ptr().cast(), entropy.len(), 0) };
-    assert_eq!(got, 32, "getrandom");
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    GuestIdentity {
-        run_id: run_id.into(),
-        unix_time_ns: now.as_nanos() as u64,
-        entropy,
-    }
 }

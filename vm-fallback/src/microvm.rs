@@ -8,7 +8,8 @@
 //! - [`make_template`]: boots it once until the worker's first frame (its
 //!   Ready), stops it there and snapshots it, keeping that frame as the
 //!   snapshot's replay.
-//! - [`serve`]: one run — a VM restored from the template, the replayed
+//! - [`prepare`] then [`Prepared::run`]: one run — a VM restored from the
+//!   template (made before a jailed VMM locks itself), the replayed
 //!   Ready handed to the client, then bytes moved both ways between the
 //!   client's stream and the guest until the guest resets (the worker's
 //!   end), the client hangs up, or the deadline. This module never decodes
@@ -234,18 +235,6 @@ pub fn prepare(
         replay: snapshot.replay().to_vec(),
         ready: report.ready,
     })
-}
-
-/// Serves one run on `stream` from a VM restored from `snapshot`, until
-/// the guest resets, the client hangs up, or `deadline`. The VM is
-/// destroyed before this returns.
-pub fn serve(
-    kvm: &Kvm,
-    snapshot: &LinuxSnapshot,
-    stream: UnixStream,
-    deadline: Instant,
-) -> Result<Served, MicrovmError> {
-    prepare(kvm, snapshot, stream)?.run(deadline)
 }
 
 impl Prepared {

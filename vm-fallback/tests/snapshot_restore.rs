@@ -9,13 +9,9 @@ mod common;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{DEADLINE, assemble, boot};
-use ephemeral_vm::arch::x86_64::layout::DATA_START;
+use common::{COUNTER_ADDR, DEADLINE, assemble, boot, counter_in_memory};
 use ephemeral_vm::{Kvm, OpenBus, RunEnd, StopSignal, Vcpu, Vm, VmConfig, VmSnapshot};
 use iced_x86::code_asm::*;
-
-/// Where the guest mirrors its counter.
-const COUNTER_ADDR: u64 = DATA_START;
 
 /// Counts forever without an exit: `rbx += 1; [COUNTER_ADDR] = rbx`.
 /// Only a stop from outside ends it.
@@ -36,16 +32,6 @@ fn config() -> VmConfig {
         irqchip: true,
         ..VmConfig::default()
     }
-}
-
-fn counter(vm: &Vm) -> u64 {
-    u64::from_le_bytes(
-        vm.memory()
-            .read(COUNTER_ADDR, 8)
-            .unwrap()
-            .try_into()
-            .unwrap(),
-    )
 }
 
 /// Runs `vcpu` for about `run_for`, then stops it from another thread.
@@ -70,7 +56,7 @@ fn run_then_stop(vcpu: &mut Vcpu, run_for: Duration) {
 /// stopped between instructions and nothing was lost.
 fn consistent(vm: &Vm, vcpu: &Vcpu) -> u64 {
     let register = vcpu.regs().unwrap().rbx;
-    let memory = counter(vm);
+    let memory = counter_in_memory(vm);
     assert!(
         memory == register || memory + 1 == register,
         "register {register}, memory {memory}"
@@ -96,23 +82,27 @@ fn a_stopped_guest_restores_twice_and_each_copy_continues_on_its_own() {
     let kvm = Kvm::open().unwrap();
     let (vm_b, mut vcpus_b) = snapshot.restore(&kvm).unwrap();
     let (vm_c, mut vcpus_c) = snapshot.restore(&kvm).unwrap();
-    assert_eq!(counter(&vm_b), at_snapshot);
+    assert_eq!(counter_in_memory(&vm_b), at_snapshot);
     assert_eq!(vcpus_b[0].regs().unwrap().rbx, vcpu.regs().unwrap().rbx);
 
     run_then_stop(&mut vcpus_b[0], Duration::from_millis(30));
     let b = consistent(&vm_b, &vcpus_b[0]);
     assert!(b > at_snapshot, "B continued from {at_snapshot}: {b}");
-    assert_eq!(counter(&vm_c), at_snapshot, "C does not see B's writes");
+    assert_eq!(
+        counter_in_memory(&vm_c),
+        at_snapshot,
+        "C does not see B's writes"
+    );
 
     run_then_stop(&mut vcpus_c[0], Duration::from_millis(10));
     let c = consistent(&vm_c, &vcpus_c[0]);
     assert!(c > at_snapshot, "C continued from {at_snapshot}: {c}");
-    assert_eq!(counter(&vm_b), b, "B does not see C's writes");
+    assert_eq!(counter_in_memory(&vm_b), b, "B does not see C's writes");
 
     // The snapshot is as it was taken, and so is the template.
     let (vm_d, _) = snapshot.restore(&kvm).unwrap();
-    assert_eq!(counter(&vm_d), at_snapshot);
-    assert_eq!(counter(&vm), at_snapshot);
+    assert_eq!(counter_in_memory(&vm_d), at_snapshot);
+    assert_eq!(counter_in_memory(&vm), at_snapshot);
     run_then_stop(&mut vcpu, Duration::from_millis(5));
     assert!(consistent(&vm, &vcpu) > at_snapshot, "the template runs on");
 }

@@ -5,8 +5,10 @@ mod common;
 
 use std::time::Instant;
 
-use common::{DEADLINE, DONE_PORT, REPORT_PORT, assemble, boot, reported, run_to_done};
-use ephemeral_vm::arch::x86_64::layout::DATA_START;
+use common::{
+    COUNTER_ADDR, DEADLINE, DONE_PORT, REPORT_PORT, assemble, boot, counter_in_memory, reported,
+    run_to_done,
+};
 use ephemeral_vm::arch::x86_64::msr::MSR_LSTAR;
 use ephemeral_vm::{Exit, Flow, Kvm, OpenBus, RunEnd, Vcpu, VcpuState, Vm, VmConfig};
 use iced_x86::code_asm::*;
@@ -15,9 +17,6 @@ use iced_x86::code_asm::*;
 const STEPS: u32 = 100;
 /// Steps run in the first VM before the state is moved.
 const HALFWAY: u64 = 40;
-/// Where the guest keeps a second copy of its counter, in memory.
-const COUNTER_ADDR: u64 = DATA_START;
-
 /// Each step: rbx += 1, memory counter += 1, `out REPORT_PORT, eax` with
 /// eax = rbx. Also sets LSTAR once, so an MSR has a value to carry over.
 fn counting_guest() -> Vec<u8> {
@@ -59,16 +58,6 @@ fn run_steps(vcpu: &mut Vcpu, n: u64) -> Vec<u64> {
         "{report:?}"
     );
     reported(&exits)
-}
-
-fn counter_in_memory(vm: &Vm) -> u64 {
-    u64::from_le_bytes(
-        vm.memory()
-            .read(COUNTER_ADDR, 8)
-            .unwrap()
-            .try_into()
-            .unwrap(),
-    )
 }
 
 /// Saves `source`'s vCPU, copies its memory into a fresh VM with the same

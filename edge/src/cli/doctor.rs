@@ -16,8 +16,10 @@ struct Finding {
 }
 
 pub fn run() -> anyhow::Result<ExitCode> {
+    // Once: the finding and the isolation verdict both read it.
+    let self_test = crate::isolation::kvm_self_test();
     let findings = [
-        kvm(),
+        kvm(&self_test),
         namespaces(),
         seccomp(),
         cgroups(),
@@ -32,7 +34,10 @@ pub fn run() -> anyhow::Result<ExitCode> {
     }
     let jailed = findings.iter().any(|f| f.what == "jail" && f.ok);
     let guest = findings.iter().any(|f| f.what == "guest" && f.ok);
-    let kvm = crate::isolation::kvm_ready();
+    let kvm = self_test
+        .as_ref()
+        .map_err(Clone::clone)
+        .and_then(crate::isolation::kvm_ready_from);
     let (isolation, why) = if jailed && guest && kvm.is_ok() {
         (
             Isolation::Kvm,
@@ -64,17 +69,15 @@ fn read(path: &str) -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
-/// `/dev/kvm` and its kind, then a tiny guest run for real (bounded: a
-/// KVM that answers every query can still fail to run guest code).
-fn kvm() -> Finding {
-    if !Path::new("/dev/kvm").exists() {
+/// `/dev/kvm` and its kind, from its self-test.
+fn kvm(self_test: &Result<ephemeral_vm::SelfTest, String>) -> Finding {
+    let Ok(report) = self_test else {
         return Finding {
             what: "kvm",
             ok: false,
             detail: "no /dev/kvm: microVMs are not possible here".into(),
         };
-    }
-    let report = ephemeral_vm::self_test(std::time::Duration::from_secs(2));
+    };
     let linux = if report.kind == ephemeral_vm::KvmKind::Pvm {
         "; PVM runs small test guests but not Linux: microVMs need the lab (vm-fallback/lab) here"
     } else {

@@ -11,6 +11,8 @@ use iced_x86::code_asm::CodeAssembler;
 pub const REPORT_PORT: u16 = ephemeral_vm::selftest::DATA_PORT;
 /// Port test guests write to when finished.
 pub const DONE_PORT: u16 = ephemeral_vm::selftest::DONE_PORT;
+/// Where counting test guests keep their counter in memory.
+pub const COUNTER_ADDR: u64 = ephemeral_vm::arch::x86_64::layout::DATA_START;
 /// Generous deadline for any test guest: they finish in milliseconds.
 pub const DEADLINE: Duration = Duration::from_secs(5);
 
@@ -66,4 +68,10 @@ pub fn reported(exits: &[Exit]) -> Vec<u64> {
             _ => None,
         })
         .collect()
+}
+
+/// The 64-bit counter a counting guest keeps at [`COUNTER_ADDR`].
+pub fn counter_in_memory(vm: &Vm) -> u64 {
+    let bytes = vm.memory().read(COUNTER_ADDR, 8).unwrap();
+    u64::from_le_bytes(bytes.try_into().unwrap())
 }

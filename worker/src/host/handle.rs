@@ -154,7 +154,10 @@ impl IdleWorker {
         let mut buf = Vec::new();
         let refused = |e: ChannelError| StartError::Refused(e.to_string());
         let guest = match config.microvm {
-            true => Some(guest_identity(process.pid()).map_err(StartError::Refused)?),
+            true => Some(
+                guest_identity(&format!("microvm-{}", process.pid()))
+                    .map_err(StartError::Refused)?,
+            ),
             false => None,
         };
         let start = ToWorker::Start {
@@ -174,8 +177,8 @@ impl IdleWorker {
 
 /// What a microVM's guest must not guess or share with another restored
 /// from the same snapshot: the time, 32 fresh bytes of this host's
-/// entropy, and an id (the VMM's pid on this host).
-fn guest_identity(vmm_pid: u32) -> Result<crate::protocol::GuestIdentity, String> {
+/// entropy, and `run_id` (the pool uses the VMM's pid on this host).
+pub fn guest_identity(run_id: &str) -> Result<crate::protocol::GuestIdentity, String> {
     let mut entropy = vec![0u8; 32];
     // SAFETY: getrandom writes at most `entropy.len()` bytes into it.
     let got = unsafe { libc::getrandom(entropy.as_mut_ptr().cast(), entropy.len(), 0) };
@@ -189,7 +192,7 @@ fn guest_identity(vmm_pid: u32) -> Result<crate::protocol::GuestIdentity, String
         .duration_since(std::time::UNIX_EPOCH)
         .map_err(|e| format!("the host's clock: {e}"))?;
     Ok(crate::protocol::GuestIdentity {
-        run_id: format!("microvm-{vmm_pid}"),
+        run_id: run_id.to_string(),
         unix_time_ns: u64::try_from(now.as_nanos()).unwrap_or(u64::MAX),
         entropy,
     })

@@ -13,7 +13,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use cgroup::{CgroupLimits, CgroupVersion};
-pub use handle::{ExecEvent, IdleWorker, StartError, WorkerFailure, WorkerHandle, wait_failure};
+pub use handle::{
+    ExecEvent, IdleWorker, StartError, WorkerFailure, WorkerHandle, guest_identity, wait_failure,
+};
 pub use pool::WorkerPool;
 pub use process::{Exit, WorkerProcess};
 pub use spawn::SpawnError;
