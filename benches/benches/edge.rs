@@ -72,6 +72,7 @@ async fn run(sizes: Sizes) {
         limits: ephemeral_edge::config::LimitsConfig {
             runs_per_minute: 1_000_000,
             concurrent_runs: 100_000,
+            ..Default::default()
         },
         ..Config::default()
     };

@@ -81,6 +81,15 @@ pub struct LimitsConfig {
     pub runs_per_minute: u32,
     /// Runs in flight per organisation.
     pub concurrent_runs: u32,
+    /// Open connections in all; one more is closed at once.
+    pub connections: usize,
+    /// Open connections from one peer address.
+    pub connections_per_peer: usize,
+    /// Seconds a client has to send a request's headers, also between two
+    /// requests of a kept-alive connection; then the connection is closed.
+    pub header_read_timeout_seconds: u64,
+    /// Seconds a client has to send a request's whole body.
+    pub body_read_timeout_seconds: u64,
 }
 
 /// The jailed workers (isolation `jail`).
@@ -168,7 +177,9 @@ impl ConnectionConfig {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
-    /// `openai` (any chat-completions server) or `script` (built in, no LLM).
+    /// `openai` (any chat-completions server), `script` (built in, no
+    /// LLM) or `scripted` (a script of turns: `upstream` is `seed` or the
+    /// path of a TOML file on the server, at most 1 MiB).
     pub provider: String,
     /// The model's name upstream.
     #[serde(default)]
@@ -243,6 +254,10 @@ impl Default for LimitsConfig {
         LimitsConfig {
             runs_per_minute: 600,
             concurrent_runs: 50,
+            connections: 10_000,
+            connections_per_peer: 1_000,
+            header_read_timeout_seconds: 10,
+            body_read_timeout_seconds: 30,
         }
     }
 }
@@ -305,6 +320,14 @@ impl Config {
         {
             return bad("prices must not be negative");
         }
+        for (id, model) in &self.models {
+            if model.provider == "scripted"
+                && model.upstream != "seed"
+                && let Err(e) = crate::agent::scripted::Script::load(Path::new(&model.upstream))
+            {
+                return Err(ConfigError::Invalid(format!("model {id:?}: {e}")));
+            }
+        }
         if !self.catalogue().contains_key(&self.default_model) {
             return Err(ConfigError::Invalid(format!(
                 "default_model {:?} is not in the model catalogue",
@@ -321,14 +344,8 @@ impl Config {
         models
     }
 
-    /// The model behind an id: the catalogue's, or `scripted:PATH` (a
-    /// script file on the server).
+    /// The model behind an id, from the catalogue only.
     pub fn resolve_model(&self, id: &str) -> Option<ModelConfig> {
-        if let Some(path) = id.strip_prefix("scripted:") {
-            let mut model = builtin_models().remove("scripted/seed")?;
-            model.upstream = path.to_string();
-            return Some(model);
-        }
         self.catalogue().remove(id)
     }
 

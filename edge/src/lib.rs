@@ -4,7 +4,8 @@
 //! settlement (`lifecycle.rs`), the timeline (`timeline.rs`), the ledger's
 //! rule (`ledger.rs`) and the store that applies it (`store/`), the seam to
 //! the run's work (`executor/`), and the `ephemeral` command line (`cli/`).
-//! `server.rs` assembles them.
+//! `listener.rs` owns connections (caps, timeouts); `server.rs` assembles
+//! them.
 
 pub mod agent;
 pub mod api;
@@ -16,6 +17,7 @@ pub mod ids;
 pub mod isolation;
 pub mod ledger;
 pub mod lifecycle;
+pub mod listener;
 pub mod metrics;
 pub mod microvm_host;
 pub mod ratelimit;

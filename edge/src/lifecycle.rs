@@ -20,13 +20,16 @@ use crate::executor::{
     Executor, Meter, Outcome, RunContext, RunEvents, RunSpec, ScriptExecutor, Unavailable,
 };
 use crate::run::{RunError, RunRecord, RunStatus, Usage};
+use crate::sandbox_host::SandboxHandle;
 use crate::server::Edge;
 use crate::store::Finish;
-use crate::timeline::LiveTimeline;
+use crate::timeline::{Event, LiveTimeline};
 use crate::timestamp::now_ms;
 
 /// How often usage is persisted and a cancel from another node is noticed.
 const TICK: Duration = Duration::from_secs(1);
+/// The run object's `isolation` when the run had no sandbox (shell off).
+const NO_SANDBOX: &str = "none";
 
 /// Why a run stopped, before it is written down.
 enum Ended {
@@ -36,11 +39,30 @@ enum Ended {
     BudgetExceeded,
 }
 
-/// Starts a created run in the background.
-pub fn spawn(edge: Arc<Edge>, record: RunRecord, spec: RunSpec, files: Vec<(String, Vec<u8>)>) {
+/// A run's first event, `budget.reserved`: the store writes it in the
+/// transaction that creates the run, `spawn` hands it to live readers.
+pub fn first_event(record: &RunRecord) -> Event {
+    Event::new(
+        1,
+        "budget.reserved",
+        record.created_at,
+        json!({"reserved_micros": record.reserved_micros}),
+    )
+}
+
+/// Starts a created run in the background; `first` is its first event,
+/// already stored with the run.
+pub fn spawn(
+    edge: Arc<Edge>,
+    record: RunRecord,
+    spec: RunSpec,
+    files: Vec<(String, Vec<u8>)>,
+    first: Event,
+) {
     let cancel = edge.register_run(&record.id);
     // Live before the response goes out, so a reader never misses the start.
     let live = edge.hub.open(&record.id);
+    live.push(first);
     // Every log line of the run carries its id.
     let span = tracing::info_span!("run", run_id = %record.id);
     let task = async move {
@@ -61,20 +83,16 @@ async fn drive(
 ) {
     let started = Instant::now();
     let zdr = record.permissions.zero_data_retention;
+    // `budget.reserved` (seq 1) was stored with the run.
     let events = RunEvents::new(
         &record.id,
         record.created_at,
         zdr,
         edge.store.clone(),
         live,
-        1,
+        2,
+        edge.broker.scrubber(),
     );
-    events
-        .emit(
-            "budget.reserved",
-            json!({"reserved_micros": record.reserved_micros}),
-        )
-        .await;
     edge.metrics.stage("reserve", started.elapsed());
 
     let deadline = started + Duration::from_secs(record.permissions.timeout_seconds);
@@ -83,26 +101,37 @@ async fn drive(
         sandbox_timeout: Duration::from_secs(record.permissions.timeout_seconds),
         ..Limits::default()
     };
-    let sandbox = match edge.sandboxes.start(limits, files).await {
-        Ok(sandbox) => sandbox,
-        Err(e) => {
-            let error = RunError::new("sandbox_failed", e.to_string());
-            let ended = Ended::Executor(Outcome::Failed(error));
-            return finish(edge, &record, &events, &meter, ended, None).await;
+    // No shell, no sandbox: nothing can run a command, and nothing is
+    // billed for a sandbox the run never had.
+    let sandbox = if record.permissions.shell {
+        match edge.sandboxes.start(limits, files).await {
+            Ok(sandbox) => Some(sandbox),
+            Err(e) => {
+                let error = RunError::new("sandbox_failed", e.to_string());
+                let ended = Ended::Executor(Outcome::Failed(error));
+                return finish(edge, &record, &events, &meter, ended, None).await;
+            }
         }
+    } else {
+        None
     };
-    let isolation = edge.isolation.timeline_name();
+    let isolation = match sandbox {
+        Some(_) => edge.isolation.timeline_name(),
+        None => NO_SANDBOX,
+    };
     if let Err(e) = edge.store.start_run(&record.id, isolation, now_ms()).await {
         tracing::error!(run_id = %record.id, error = %e, "cannot mark the run started");
     }
-    let ready_ms = started.elapsed().as_millis() as u64;
-    events
-        .emit(
-            "vm.ready",
-            json!({"isolation": isolation, "ready_ms": ready_ms}),
-        )
-        .await;
-    edge.metrics.stage("vm_ready", started.elapsed());
+    if sandbox.is_some() {
+        let ready_ms = started.elapsed().as_millis() as u64;
+        events
+            .emit(
+                "vm.ready",
+                json!({"isolation": isolation, "ready_ms": ready_ms}),
+            )
+            .await;
+        edge.metrics.stage("vm_ready", started.elapsed());
+    }
     let p = &record.permissions;
     events
         .emit(
@@ -112,16 +141,23 @@ async fn drive(
         .await;
 
     let vm_started = Instant::now();
-    let sandbox_failed = sandbox.failure();
+    let sandbox_failed = sandbox.as_ref().map(SandboxHandle::failure);
+    let sandbox_failed = async move {
+        match sandbox_failed {
+            Some(failure) => failure.await,
+            None => std::future::pending().await,
+        }
+    };
+    let with_sandbox = sandbox.is_some();
     let mut ctx = RunContext {
         spec,
         events: events.clone(),
         meter: meter.clone(),
-        sandbox: Some(sandbox),
+        sandbox,
         deadline,
     };
     let ended = {
-        let executor = executor_for(edge, &ctx.spec);
+        let executor = executor_for(edge, &ctx.spec).await;
         let work = executor.execute(&ctx);
         tokio::select! {
             outcome = work => Ended::Executor(outcome),
@@ -132,7 +168,7 @@ async fn drive(
                 "sandbox_failed",
                 format!("{}: {}", failure.cause, failure.message),
             ))),
-            ended = tick(edge, &record.id, &meter, vm_started) => ended,
+            ended = tick(edge, &record.id, &meter, with_sandbox.then_some(vm_started)) => ended,
         }
     };
     // A jailed worker is killed and reaped now; an in-process command
@@ -143,19 +179,19 @@ async fn drive(
         } else {
             tokio::spawn(sandbox.destroy());
         }
+        let lifetime = vm_started.elapsed();
+        meter.set_compute(compute_micros(edge, lifetime));
+        events
+            .emit(
+                "vm.destroyed",
+                json!({"lifetime_ms": lifetime.as_millis() as u64}),
+            )
+            .await;
     }
-    let lifetime = vm_started.elapsed();
-    meter.set_compute(compute_micros(edge, lifetime));
-    events
-        .emit(
-            "vm.destroyed",
-            json!({"lifetime_ms": lifetime.as_millis() as u64}),
-        )
-        .await;
     finish(edge, &record, &events, &meter, ended, Some(started)).await;
 }
 
-fn executor_for(edge: &Edge, spec: &RunSpec) -> Box<dyn Executor> {
+async fn executor_for(edge: &Edge, spec: &RunSpec) -> Box<dyn Executor> {
     let model = &spec.model;
     let prices = Prices {
         input_micros_per_million: model.input_micros_per_million,
@@ -163,9 +199,17 @@ fn executor_for(edge: &Edge, spec: &RunSpec) -> Box<dyn Executor> {
     };
     let backend = match model.provider.as_str() {
         "script" => return Box::new(ScriptExecutor),
-        "scripted" => match scripted_model(&model.upstream) {
+        "scripted" => match Script::for_upstream(&model.upstream).await {
             Ok(script) => ModelBackend::Scripted(script),
-            Err(e) => return Box::new(Unavailable(e)),
+            Err(e) => {
+                // The reason names a file of the server: the log has it,
+                // the run only says that the script is not readable.
+                tracing::error!(model = %spec.model_id, error = %e, "cannot load a scripted model");
+                return Box::new(Unavailable(format!(
+                    "model {} is not available: its script cannot be read (the server's log says why)",
+                    spec.model_id
+                )));
+            }
         },
         "openai" => {
             let is_default = spec.model_id == edge.config.default_model;
@@ -188,14 +232,6 @@ fn executor_for(edge: &Edge, spec: &RunSpec) -> Box<dyn Executor> {
             .filter_map(|name| Some((name.clone(), edge.config.connections.get(name)?.clone())))
             .collect(),
     })
-}
-
-/// `seed` is built in; anything else is a script file on the server.
-fn scripted_model(name: &str) -> Result<Script, String> {
-    if name == "seed" {
-        return Script::parse(crate::agent::scripted::SEED);
-    }
-    Script::load(std::path::Path::new(name))
 }
 
 /// Settles the run and writes its last two events.
@@ -243,6 +279,11 @@ async fn finish(
             )),
         ),
     };
+    // What is stored and shown never carries a secret the broker attached
+    // (a provider that echoes its key in an error or an answer).
+    let scrubber = edge.broker.scrubber();
+    let output = output.map(|o| scrubber.scrub(&o));
+    let error = error.map(|e| RunError::new(&e.code, scrubber.scrub(&e.message)));
     let (usage, metered) = meter.snapshot();
     let zdr = record.permissions.zero_data_retention;
     let finish = Finish {
@@ -303,13 +344,16 @@ pub fn destroyed_event(s: &crate::ledger::Settlement) -> serde_json::Value {
     })
 }
 
-/// Every tick: compute metered and persisted, cancels from elsewhere seen.
-async fn tick(edge: &Arc<Edge>, run_id: &str, meter: &Meter, since: Instant) -> Ended {
+/// Every tick: compute metered (from the sandbox's start, when there is
+/// one) and persisted, cancels from elsewhere seen.
+async fn tick(edge: &Arc<Edge>, run_id: &str, meter: &Meter, since: Option<Instant>) -> Ended {
     let mut interval = tokio::time::interval(TICK);
     interval.tick().await;
     loop {
         interval.tick().await;
-        meter.set_compute(compute_micros(edge, since.elapsed()));
+        if let Some(since) = since {
+            meter.set_compute(compute_micros(edge, since.elapsed()));
+        }
         let (usage, metered) = meter.snapshot();
         if let Err(e) = edge.store.record_usage(run_id, &usage, &metered).await {
             tracing::warn!(run_id, error = %e, "cannot persist usage");

@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::serve::ListenerExt;
 use ephemeral_runtime::{Runtime, RuntimeConfig};
 use ephemeral_worker::WorkerPool;
 use tokio::net::TcpListener;
@@ -19,6 +18,7 @@ use tokio::sync::{Notify, watch};
 use crate::broker::Broker;
 use crate::config::Config;
 use crate::isolation::Isolation;
+use crate::listener::{self, ConnectionLimits};
 use crate::metrics::Metrics;
 use crate::ratelimit::RateLimiter;
 use crate::sandbox_host::{Sandboxes, jail_config};
@@ -28,6 +28,9 @@ use crate::{api, recovery, retention};
 
 /// Time runs get to settle after being cancelled at the end of the grace period.
 const CANCEL_SETTLE: Duration = Duration::from_secs(10);
+/// How long connections may take to close once runs are settled and
+/// streams ended, before the server stops without them.
+const CONNECTIONS_GRACE: Duration = Duration::from_secs(2);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
@@ -68,6 +71,9 @@ pub struct Edge {
     cancels: Mutex<HashMap<String, watch::Sender<bool>>>,
     draining: AtomicBool,
     idle: Notify,
+    /// Set when the drain is over: open event streams end then, so that no
+    /// reader keeps the process alive after its runs settled (finding D3).
+    streams_end: watch::Sender<bool>,
 }
 
 impl Edge {
@@ -100,6 +106,14 @@ impl Edge {
                 true
             }
             None => false,
+        }
+    }
+
+    /// Resolves when event streams must end (the server is stopping).
+    pub fn streams_ending(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut end = self.streams_end.subscribe();
+        async move {
+            let _ = end.wait_for(|v| *v).await;
         }
     }
 
@@ -249,7 +263,7 @@ impl Server {
         let node_id = node_id(&config, &store, listener.local_addr()?);
         let edge = Arc::new(Edge {
             rate: RateLimiter::new(config.limits.runs_per_minute),
-            broker: Arc::new(Broker::new(config.prices.web_fetch_micros)),
+            broker: Arc::new(Broker::for_config(&config)),
             config,
             store: Arc::new(store),
             hub: Hub::default(),
@@ -261,6 +275,7 @@ impl Server {
             cancels: Mutex::new(HashMap::new()),
             draining: AtomicBool::new(false),
             idle: Notify::new(),
+            streams_end: watch::channel(false).0,
         });
         recovery::recover_own(&edge).await;
         match &edge.sandboxes {
@@ -315,23 +330,29 @@ impl Server {
                 }
                 drain_edge.drain(CANCEL_SETTLE).await;
             }
+            drain_edge.streams_end.send_replace(true);
             let _ = stop_tx.send(true);
         };
         let mut stop = stop_rx.clone();
         let app = api::router(edge.clone());
-        // Events are small writes that must leave at once: no Nagle.
-        let listener = self.listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        let served = axum::serve(listener, app).with_graceful_shutdown(async move {
+        let limits = &edge.config.limits;
+        let limits = ConnectionLimits {
+            total: limits.connections,
+            per_peer: limits.connections_per_peer,
+            header_read_timeout: Duration::from_secs(limits.header_read_timeout_seconds.max(1)),
+        };
+        let stopping = async move {
             signal.await;
             let _ = stop.wait_for(|v| *v).await;
-        });
-        let result = served.await;
+        };
+        // Streams end when the drain is over; a reader that does not read
+        // cannot even take its last bytes, so connections get a short while
+        // and are then left behind with the process (finding D3).
+        listener::serve(self.listener, app, limits, stopping, CONNECTIONS_GRACE).await;
         for task in background {
             task.abort();
         }
-        result.map_err(ServerError::Io)
+        Ok(())
     }
 }
 

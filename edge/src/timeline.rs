@@ -91,9 +91,20 @@ impl LiveTimeline {
 
     /// Events with a sequence number above `after`.
     pub fn after(&self, after: i64) -> Vec<Event> {
+        self.page(after, usize::MAX)
+    }
+
+    /// At most `limit` events with a sequence number above `after`.
+    pub fn page(&self, after: i64, limit: usize) -> Vec<Event> {
         let events = self.lock();
         let start = events.partition_point(|e| e.seq <= after);
-        events[start..].to_vec()
+        let end = start.saturating_add(limit).min(events.len());
+        events[start..end].to_vec()
+    }
+
+    /// The run's last event is in: nothing will follow it.
+    pub fn has_ended(&self) -> bool {
+        self.lock().last().is_some_and(Event::is_last)
     }
 
     pub fn subscribe(&self) -> watch::Receiver<i64> {
@@ -167,5 +178,21 @@ mod tests {
         let seqs: Vec<i64> = live.after(3).iter().map(|e| e.seq).collect();
         assert_eq!(seqs, [4, 5]);
         assert!(live.after(5).is_empty());
+    }
+
+    #[test]
+    fn a_page_is_bounded() {
+        let live = LiveTimeline::new();
+        for seq in 1..=10 {
+            live.push(Event::new(seq, "x", 0, json!({})));
+        }
+        let seqs =
+            |after, limit| -> Vec<i64> { live.page(after, limit).iter().map(|e| e.seq).collect() };
+        assert_eq!(seqs(2, 3), [3, 4, 5]);
+        assert_eq!(seqs(8, 3), [9, 10]);
+        assert!(seqs(10, 3).is_empty());
+        assert!(!live.has_ended());
+        live.push(Event::new(11, "worker.destroyed", 0, json!({})));
+        assert!(live.has_ended());
     }
 }

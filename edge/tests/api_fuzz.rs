@@ -166,5 +166,50 @@ async fn mangled_requests_never_get_a_5xx() {
             );
         }
     }
+    // A query string that does not parse is answered like any other bad
+    // input, in problem+json (finding G10).
+    for query in ["limit=1&limit=2", "before=a&before=b", "limit=%ZZ"] {
+        let response = client()
+            .get(format!("{}/v1/runs?{query}", server.base))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let kind = response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        if status != 200 {
+            assert_eq!(
+                (status, kind.as_str()),
+                (422, "application/problem+json"),
+                "{query}"
+            );
+        }
+    }
+    server.stop().await;
+}
+
+/// A body that is not a body (a malformed chunked encoding) is the
+/// client's error, 400, not "too large" (finding D5).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_chunked_body_is_400() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = TestServer::start(Backend::Sqlite).await;
+    let key = server.org("acme", 1_000_000).await;
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    let mut socket = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let request = format!(
+        "POST /v1/runs HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\n\
+         Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n\
+         5\r\n{{\"pro\r\nzz-not-a-size\r\n\r\n"
+    );
+    socket.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(20), socket.read_to_end(&mut answer)).await;
+    let answer = String::from_utf8_lossy(&answer);
+    let status_line = answer.lines().next().unwrap_or_default();
+    assert!(status_line.starts_with("HTTP/1.1 400"), "{answer}");
     server.stop().await;
 }

@@ -12,9 +12,61 @@ use std::time::Duration;
 use serde_json::json;
 use support::{Backend, get_json, post_run, wait_run};
 
-on_both_stores!(kill_9_mid_runs_then_restart_settles_everything);
+on_both_stores!(
+    kill_9_mid_runs_then_restart_settles_everything,
+    kill_9_right_after_the_201_keeps_the_first_event
+);
 
 const START_BALANCE: i64 = 5_000_000;
+
+/// A run answered 201 has its `budget.reserved` event stored, even when
+/// the server dies at once (finding D4: the first event was written after
+/// the answer, and a kill -9 left timelines of only `run.failed`,
+/// `worker.destroyed`).
+async fn kill_9_right_after_the_201_keeps_the_first_event(backend: Backend) {
+    let (data, url, key) = fresh_org(backend).await;
+    let url = url.as_deref();
+    let mut node = serve(data.path(), url);
+    let mut ids = Vec::new();
+    for i in 0..8 {
+        let body = json!({"prompt": format!("echo {i}\nsleep 30"), "model": "ephemeral/script", "max_cost_micros": 10_000});
+        let (status, _, run) = post_run(&node.base, &key, &body, None).await;
+        assert_eq!(status, 201, "{run}");
+        ids.push(run["id"].as_str().unwrap().to_string());
+    }
+    node.child.kill().unwrap(); // SIGKILL, with no pause after the last 201
+    node.child.wait().unwrap();
+
+    let mut node = serve(data.path(), url);
+    for id in &ids {
+        let run = wait_run(&node.base, &key, id).await;
+        let timeline = run["timeline"].as_array().unwrap();
+        assert_eq!(timeline[0]["type"], "budget.reserved", "{run}");
+        assert_eq!(timeline[0]["data"]["reserved_micros"], 10_000, "{run}");
+        assert_eq!(timeline.last().unwrap()["type"], "worker.destroyed");
+        let cost = &run["cost"];
+        assert_eq!(
+            cost["charged_micros"].as_i64().unwrap() + cost["released_micros"].as_i64().unwrap(),
+            10_000,
+            "{run}"
+        );
+    }
+    node.child.kill().unwrap();
+    node.child.wait().unwrap();
+}
+
+/// A data folder, the PostgreSQL database for `backend` (none for
+/// SQLite), and a key of org `acme` holding `START_BALANCE`.
+async fn fresh_org(backend: Backend) -> (tempfile::TempDir, Option<String>, String) {
+    let data = tempfile::tempdir().unwrap();
+    let url = match backend {
+        Backend::Sqlite => None,
+        Backend::Postgres => Some(support::postgres::fresh_database().await),
+    };
+    let key = keys_create(data.path(), url.as_deref(), "acme");
+    orgs_set(data.path(), url.as_deref(), "acme", START_BALANCE);
+    (data, url, key)
+}
 
 struct Node {
     child: Child,
@@ -83,14 +135,8 @@ fn orgs_set(data: &std::path::Path, database_url: Option<&str>, org: &str, balan
 }
 
 async fn kill_9_mid_runs_then_restart_settles_everything(backend: Backend) {
-    let data = tempfile::tempdir().unwrap();
-    let url = match backend {
-        Backend::Sqlite => None,
-        Backend::Postgres => Some(support::postgres::fresh_database().await),
-    };
+    let (data, url, key) = fresh_org(backend).await;
     let url = url.as_deref();
-    let key = keys_create(data.path(), url, "acme");
-    orgs_set(data.path(), url, "acme", START_BALANCE);
 
     let mut node = serve(data.path(), url);
     let mut ids = Vec::new();

@@ -129,12 +129,16 @@ fn bad_arguments_are_usage_errors() {
         &["exec", "--timeout", "0", "--", "true"],
         &["exec", "--timeout", "abc", "--", "true"],
         &["exec", "--isolation", "docker", "--", "true"],
+        &["exec", "--memory-mib", "0", "--", "true"],
         &["frobnicate"],
     ] {
         let out = ephemeral(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(!text(&out.stderr).is_empty(), "{args:?}");
-        assert!(!text(&out.stderr).contains("panicked"), "{args:?}");
+        let err = text(&out.stderr);
+        // One plain line that names what is wrong (finding G12).
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("ephemeral: "), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}");
     }
 }
 

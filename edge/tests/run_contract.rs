@@ -371,6 +371,19 @@ async fn validation_errors_name_the_field(backend: Backend) {
         (status, problem["type"].as_str().unwrap()),
         (413, "/problems/payload-too-large")
     );
+    // `files` may hold far more than 1 MiB (API.md: 10 MiB of files, 12 MiB
+    // in all; finding G13), and the run sees every byte.
+    let megabyte = "f".repeat(1 << 20);
+    let files: Vec<Value> = (0..4)
+        .map(|i| json!({"path": format!("big{i}.txt"), "content": megabyte}))
+        .collect();
+    let body = json!({"prompt": "cat big*.txt | wc -c", "model": "ephemeral/script",
+        "max_cost_micros": 40_000, "files": files});
+    let (status, _, run) = post_run(&server.base, &key, &body, None).await;
+    assert_eq!(status, 201, "{run}");
+    let run = wait_run(&server.base, &key, run["id"].as_str().unwrap()).await;
+    assert!(run["output"].as_str().unwrap().contains("4194304"), "{run}");
+
     let (status, _, problem) = post_run(
         &server.base,
         &key,

@@ -79,6 +79,7 @@ fn new_run(org_id: &str, reserved: i64, key: Option<&str>) -> NewRun {
             not_before: now - 1_000,
         }),
         max_in_flight: 100,
+        first_event: None,
     }
 }
 

@@ -11,7 +11,8 @@ use support::{Backend, SseEvent, TestServer, client, parse_sse, post_run, script
 
 on_both_stores!(
     resume_mid_run_with_last_event_id,
-    a_stalled_reader_neither_blocks_nor_loses
+    a_stalled_reader_neither_blocks_nor_loses,
+    resuming_past_the_end_closes_at_once
 );
 
 /// Reads SSE events off `response` until `n` have come.
@@ -61,6 +62,36 @@ async fn resume_mid_run_with_last_event_id(backend: Backend) {
         .map(|e| e.data["data"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(output, "a\nb\nc\n");
+    server.stop().await;
+}
+
+/// A `Last-Event-ID` at or past a finished run's last event ends the
+/// stream with no events, right after the run ended and later (finding G9:
+/// it was held open about 10 s while the run's live timeline lingered).
+async fn resuming_past_the_end_closes_at_once(backend: Backend) {
+    let server = TestServer::start(backend).await;
+    let key = server.org("acme", 1_000_000).await;
+    let (_, _, run) = post_run(&server.base, &key, &script("echo done", 50_000), None).await;
+    let id = run["id"].as_str().unwrap();
+    let whole = wait_run(&server.base, &key, id).await;
+    let last = whole["timeline"].as_array().unwrap().len() as i64;
+    let url = format!("{}/v1/runs/{id}/events", server.base);
+    for after in [last, last + 1, last + 100] {
+        let started = std::time::Instant::now();
+        let response = client()
+            .get(&url)
+            .bearer_auth(&key)
+            .header("Last-Event-ID", after.to_string())
+            .send()
+            .await
+            .unwrap();
+        let events = support::read_sse(response).await;
+        assert!(events.is_empty(), "after {after}: {events:?}");
+        // Generous: the bug held the stream 10 s; a loaded machine closes
+        // it in milliseconds.
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(8), "after {after}: {took:?}");
+    }
     server.stop().await;
 }
 

@@ -16,6 +16,8 @@ import os
 from wit_world import exports
 from wit_world.imports import environment, exit as wasi_exit
 
+import sandbox_processes
+
 VERSION_LINE = "Python %d.%d.%d" % sys.version_info[:3]
 
 # Top-level stdlib names not to pre-import: tests, GUIs, modules with side
@@ -159,6 +161,33 @@ def _explain_no_network():
 
     socket.socket.__init__ = __init__
     socket.getaddrinfo = getaddrinfo
+    _https_without_ssl()
+
+
+def _https_without_ssl():
+    """There is no `ssl` here, so urllib would answer `unknown url type:
+    https`. An https handler whose connections fail first at the name
+    lookup, as every connection here does, gives Linux's error instead
+    (`<urlopen error [Errno -3] Temporary failure in name resolution>`)."""
+    import http.client
+    import urllib.request
+
+    if hasattr(http.client, "HTTPSConnection"):
+        return
+
+    class HTTPSConnection(http.client.HTTPConnection):
+        default_port = http.client.HTTPS_PORT
+
+    class HTTPSHandler(urllib.request.AbstractHTTPHandler):
+        def https_open(self, req):
+            return self.do_open(HTTPSConnection, req)
+
+        https_request = urllib.request.AbstractHTTPHandler.do_request_
+
+    HTTPSConnection.__module__ = "http.client"
+    HTTPSHandler.__module__ = "urllib.request"
+    http.client.HTTPSConnection = HTTPSConnection
+    urllib.request.HTTPSHandler = HTTPSHandler
 
 
 class _SourceFinder:
@@ -206,6 +235,8 @@ STDLIB_PATH = [p for p in sys.path if p.startswith("/python")]
 preload()
 sys.meta_path.append(_SourceFinder)
 _explain_no_network()
+# subprocess, os.system, os.popen, os.exec*, os.access: the sandbox's own.
+sandbox_processes.install()
 _stage = os.path.dirname(os.path.abspath(__file__))
 if os.path.exists(os.path.join(_stage, "build-stage")):
     with open(os.path.join(_stage, "python3-modules.txt"), "w") as _f:
@@ -247,7 +278,8 @@ file   : program read from script file
 arg ...: arguments passed to program in sys.argv[1:]
 
 This python3 runs inside the Ephemeral sandbox: the standard library is
-built in, there is no network, no subprocess and no pip.
+built in, subprocess runs the sandbox's own programs (its shell and
+utilities, python3, node), and there is no network and no pip.
 """
 
 
@@ -396,7 +428,15 @@ def _run_module(name, optimize):
 
     target = name
     spec = None
-    if target in MAIN_SOURCES and target in sys.modules:
+    loaded = sys.modules.get(name)
+    if loaded is not None and getattr(loaded, "__path__", None) is not None:
+        # A pre-imported package runs its __main__ (whose source was kept),
+        # never its __init__ (which may mention `__main__` in a docstring).
+        target = name + ".__main__"
+        if target not in MAIN_SOURCES:
+            raise _NoModule("No module named %s; '%s' is a package and cannot "
+                            "be directly executed" % (target, name))
+    elif target in MAIN_SOURCES and target in sys.modules:
         pass
     else:
         try:
@@ -510,8 +550,10 @@ def _main(argv, env, cwd):
                 with open(target, "rb") as f:
                     source = f.read()
             except OSError as e:
-                sys.stderr.write("/usr/bin/python3: can't open file %r: [Errno %d] %s\n"
-                                 % (filename, e.errno or 0, e.strerror or e))
+                # CPython names itself as it was called here (argv[0]).
+                sys.stderr.write("%s: can't open file %r: [Errno %d] %s\n"
+                                 % (argv[0] if argv and argv[0] else "python3", filename,
+                                    sandbox_processes.linux_errno(e.errno or 0), e.strerror or e))
                 return 2
             import importlib.machinery
 
@@ -555,9 +597,11 @@ def _finish(status):
         status = _exit_status(e.code)
     except BaseException:  # noqa: BLE001
         pass
+    sandbox_processes.finish_children()
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:
-            if stream is not None:
+            # A stream the program closed (`with sys.stdout:`) is skipped.
+            if stream is not None and not stream.closed:
                 stream.flush()
         except BaseException:  # noqa: BLE001
             if stream in (sys.stdout, sys.__stdout__) and status == 0:

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -106,7 +106,8 @@ pub struct Runtime {
     /// The system part of every sandbox's tree, built once (after the
     /// shell has said which utilities `/usr/bin` must list).
     system_tree: OnceLock<Tree>,
-    ticker: EpochTicker,
+    /// Advances the epoch for as long as the runtime lives.
+    _ticker: EpochTicker,
 }
 
 impl Runtime {
@@ -135,7 +136,7 @@ impl Runtime {
             shell_cache,
             programs,
             system_tree: OnceLock::new(),
-            ticker,
+            _ticker: ticker,
         });
         let mut bin_names = runtime.ask_shell_for_utilities()?;
         bin_names.extend(runtime.program_names());
@@ -172,11 +173,6 @@ impl Runtime {
 
     pub fn engine(&self) -> &Engine {
         &self.engine
-    }
-
-    /// The epoch deadline (in increments from now) that ends at `deadline`.
-    pub(crate) fn epoch_deadline(&self, deadline: std::time::Instant) -> u64 {
-        self.ticker.ticks_until(deadline)
     }
 
     /// The system layout every sandbox starts from (empty until the shell
@@ -399,6 +395,8 @@ fn sandbox_linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
     memfs::add_to_linker(&mut l, |s| memfs::MemFsView {
         fs: &s.fs,
         table: &mut s.table,
+        umask: s.umask,
+        stdio: &s.stdio,
     })?;
     bindings::fs_meta::add_to_linker::<_, HasSelf<StoreState>>(&mut l, |s| s)?;
     bindings::session::add_to_linker::<_, HasSelf<StoreState>>(&mut l, |s| s)?;
@@ -419,8 +417,11 @@ fn clocks_view(s: &mut StoreState) -> WasiClocksCtxView<'_> {
 
 fn deadline_clock(s: &mut StoreState) -> DeadlineClock<'_> {
     DeadlineClock {
-        deadline: s.deadline,
-        clocks: clocks_view(s),
+        clocks: WasiClocksCtxView {
+            ctx: s.wasi.clocks(),
+            table: &mut s.table,
+        },
+        stop: &s.stop,
     }
 }
 
@@ -484,58 +485,30 @@ fn default_cache_dir() -> PathBuf {
     }
 }
 
-/// Advances the engine's epoch every [`EPOCH_TICK`] of wall time until
-/// dropped. The epoch follows the clock, not the number of wake-ups: a late
-/// wake-up catches up, and deadlines are computed from the clock too (see
-/// [`EpochTicker::ticks_until`]), so a busy host neither stretches nor
-/// shortens them.
+/// Advances the engine's epoch about every [`EPOCH_TICK`] until dropped.
+/// Each tick, a running store asks its `Stop` whether to end (see
+/// `launch.rs`); deadlines are read from the clock there, so a late
+/// wake-up of a busy host delays a stop by at most a tick.
 struct EpochTicker {
-    start: std::time::Instant,
-    ticks: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl EpochTicker {
     fn start(engine: Engine) -> EpochTicker {
-        let start = std::time::Instant::now();
         let stop = Arc::new(AtomicBool::new(false));
-        let ticks = Arc::new(AtomicU64::new(0));
-        let (flag, counter) = (stop.clone(), ticks.clone());
+        let flag = stop.clone();
         let thread = std::thread::Builder::new()
             .name("ephemeral-epoch".into())
             .spawn(move || {
                 while !flag.load(Ordering::Relaxed) {
                     std::thread::sleep(EPOCH_TICK);
-                    let due = tick_at(start, std::time::Instant::now());
-                    while counter.load(Ordering::Relaxed) < due {
-                        engine.increment_epoch();
-                        counter.fetch_add(1, Ordering::Relaxed);
-                    }
+                    engine.increment_epoch();
                 }
             })
             .ok();
-        EpochTicker {
-            start,
-            ticks,
-            stop,
-            thread,
-        }
+        EpochTicker { stop, thread }
     }
-
-    /// How many epoch increments from now until `deadline` has passed.
-    fn ticks_until(&self, deadline: std::time::Instant) -> u64 {
-        let target = tick_at(self.start, deadline) + 1;
-        target
-            .saturating_sub(self.ticks.load(Ordering::Relaxed))
-            .max(1)
-    }
-}
-
-/// The tick number of wall-clock instant `at`.
-fn tick_at(start: std::time::Instant, at: std::time::Instant) -> u64 {
-    let nanos = at.saturating_duration_since(start).as_nanos() / EPOCH_TICK.as_nanos();
-    u64::try_from(nanos).unwrap_or(u64::MAX)
 }
 
 impl Drop for EpochTicker {

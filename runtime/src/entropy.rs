@@ -32,6 +32,11 @@ pub(crate) fn random_bytes<const N: usize>() -> [u8; N] {
     bytes
 }
 
+/// Fills `bytes` from the kernel (`/dev/urandom` in a sandbox).
+pub(crate) fn fill(bytes: &mut [u8]) {
+    kernel_random().fill_bytes(bytes);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,21 +3,24 @@
 //! form, and how it ended turned into an exit status and a named limit.
 //!
 //! Used for every command a sandbox runs, and again, nested inside a host
-//! call, when the shell asks for another program (`process.run`).
+//! call or on a thread of its own, when a program asks for another one
+//! (`process.run`, `process.spawn`).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use wasmtime::component::ResourceTable;
-use wasmtime::{Store, Trap};
+use wasmtime::{Store, Trap, UpdateDeadline};
 use wasmtime_wasi::p2::pipe::MemoryInputPipe;
 use wasmtime_wasi::{I32Exit, WasiCtx};
 
 use crate::Error;
 use crate::engine::{Program, Runtime};
 use crate::limits::{LimitHit, Limits, MemoryLimiter};
-use crate::memfs::MemFs;
+use crate::memfs::{MemFs, Stdio};
 use crate::output::{OutputPipe, OutputPipes};
+use crate::process::ProcessTable;
+use crate::stop::{Stop, StopReason};
 
 /// Exit status of a command stopped at its time limit (as GNU `timeout`).
 pub const EXIT_TIMEOUT: i32 = 124;
@@ -39,33 +42,44 @@ pub(crate) struct StoreState {
     pub(crate) wasi: WasiCtx,
     pub(crate) table: ResourceTable,
     pub(crate) fs: MemFs,
+    /// The program's umask (`umask` in the shell), which what it creates
+    /// and what it starts inherit.
+    pub(crate) umask: u32,
+    /// Its own streams, for the `/dev/std*` it opens.
+    pub(crate) stdio: Stdio,
     pub(crate) limiter: MemoryLimiter,
     pub(crate) saved: Option<SavedState>,
-    /// When the running command must stop (for timers, see `deadline_clock`).
-    pub(crate) deadline: Instant,
-    /// What a program started from this one needs: the runtime, the limits
-    /// and this command's output pipes.
+    /// What ends the running program: deadlines and signals (for the epoch
+    /// callback and for timers, see `deadline_clock`).
+    pub(crate) stop: Arc<Stop>,
+    /// What a program started from this one needs: the runtime, the limits,
+    /// this command's output pipes and its processes.
     pub(crate) runtime: Arc<Runtime>,
     pub(crate) limits: Limits,
     pub(crate) pipes: OutputPipes,
+    pub(crate) processes: Arc<ProcessTable>,
     /// A limit a program started from this one ran into.
     pub(crate) child_limit: Option<LimitHit>,
 }
 
-/// Everything one program run needs.
-pub(crate) struct Launch<'a> {
-    pub(crate) runtime: &'a Arc<Runtime>,
-    pub(crate) fs: &'a MemFs,
+/// Everything one program run needs. It owns all of it, so a program can
+/// run on a thread of its own (`process.spawn`).
+pub(crate) struct Launch {
+    pub(crate) runtime: Arc<Runtime>,
+    pub(crate) fs: MemFs,
     pub(crate) limits: Limits,
-    pub(crate) argv: &'a [String],
-    pub(crate) env: &'a [(String, String)],
-    pub(crate) cwd: &'a str,
+    pub(crate) argv: Vec<String>,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) cwd: String,
     pub(crate) stdin: Vec<u8>,
     pub(crate) stdout: OutputPipe,
     pub(crate) stderr: OutputPipe,
     /// The pipes a nested program's `inherit` output goes to.
     pub(crate) pipes: OutputPipes,
-    pub(crate) deadline: Instant,
+    pub(crate) umask: u32,
+    pub(crate) stop: Arc<Stop>,
+    /// The command's processes, which programs started from this one join.
+    pub(crate) processes: Arc<ProcessTable>,
 }
 
 /// How one program run ended.
@@ -76,22 +90,36 @@ pub(crate) struct Ended {
     pub(crate) saved: Option<SavedState>,
 }
 
-impl Launch<'_> {
+impl Launch {
     /// Runs `program` to its end. Errors are the host's (no free slot),
     /// never the guest's: a guest that misbehaves just ends.
     pub(crate) fn run(self, program: &Program) -> Result<Ended, Error> {
-        let deadline = self.deadline;
-        let ticks = self.runtime.epoch_deadline(deadline);
+        let stop = self.stop.clone();
+        let stderr = self.stderr.clone();
+        let name = self.argv.first().cloned().unwrap_or_default();
         let mut store = self.store();
-        store.set_epoch_deadline(ticks);
-        let started = Instant::now();
+        // Every tick, the store asks whether its program must end: its
+        // deadline passed, or a signal came (`kill`, or a parent ending).
+        store.epoch_deadline_callback(|ctx| match ctx.data().stop.reason() {
+            Some(_) => Err(Trap::Interrupt.into()),
+            None => Ok(UpdateDeadline::Continue(1)),
+        });
+        store.set_epoch_deadline(1);
+        let started = std::time::Instant::now();
         let result = program
             .pre
             .instantiate(&mut store)
             .and_then(|cmd| cmd.wasi_cli_run().call_run(&mut store));
         let duration = started.elapsed();
         let state = store.into_data();
-        let (exit_code, limit) = classify(result, &state.limiter, deadline)?;
+        let (exit_code, limit) = classify(result, &state.limiter, &stop)?;
+        if limit == Some(LimitHit::Stack) {
+            // A trap leaves no message of its own; say what happened, as
+            // a crashed program's shell would.
+            stderr.write_line(&format!(
+                "{name}: stack overflow: the program ran out of stack (sandbox limit `stack`)"
+            ));
+        }
         Ok(Ended {
             exit_code,
             limit: limit.or(state.child_limit),
@@ -102,9 +130,19 @@ impl Launch<'_> {
 
     fn store(self) -> Store<StoreState> {
         let mut wasi = WasiCtx::builder();
-        wasi.args(self.argv)
-            .envs(self.env)
-            .env("PWD", self.cwd)
+        let stdin = MemoryInputPipe::new(self.stdin);
+        let stdio = {
+            let (input, out, err) = (stdin.clone(), self.stdout.clone(), self.stderr.clone());
+            Stdio {
+                stdin: Box::new(move || Box::new(input.clone())),
+                stdout: Box::new(move || Box::new(out.clone())),
+                stderr: Box::new(move || Box::new(err.clone())),
+            }
+        };
+        wasi.args(&self.argv)
+            .envs(&self.env)
+            .env("PWD", &self.cwd)
+            .stdin(stdin)
             .stdout(self.stdout)
             .stderr(self.stderr)
             .allow_tcp(false)
@@ -113,19 +151,19 @@ impl Launch<'_> {
             .secure_random(crate::entropy::kernel_random())
             .insecure_random(crate::entropy::kernel_random())
             .insecure_random_seed(crate::entropy::random_u128());
-        if !self.stdin.is_empty() {
-            wasi.stdin(MemoryInputPipe::new(self.stdin));
-        }
         let state = StoreState {
             wasi: wasi.build(),
             table: ResourceTable::new(),
-            fs: self.fs.clone(),
+            fs: self.fs,
+            umask: self.umask,
+            stdio,
             limiter: MemoryLimiter::new(self.limits.memory_bytes),
             saved: None,
-            deadline: self.deadline,
+            stop: self.stop,
             runtime: self.runtime.clone(),
             limits: self.limits,
             pipes: self.pipes,
+            processes: self.processes,
             child_limit: None,
         };
         let mut store = Store::new(self.runtime.engine(), state);
@@ -140,7 +178,7 @@ impl Launch<'_> {
 fn classify(
     result: wasmtime::Result<Result<(), ()>>,
     limiter: &MemoryLimiter,
-    deadline: Instant,
+    stop: &Stop,
 ) -> Result<(i32, Option<LimitHit>), Error> {
     // A guest that failed after the cap refused it memory (CPython's
     // `MemoryError`, say) ran into the cap, even if it exited by itself.
@@ -153,24 +191,39 @@ fn classify(
     if let Some(exit) = err.downcast_ref::<I32Exit>() {
         return Ok((exit.0, memory(exit.0)));
     }
+    let stopped = stop.reason();
     if let Some(Trap::Interrupt) = err.downcast_ref::<Trap>() {
-        return Ok((EXIT_TIMEOUT, Some(LimitHit::CommandTimeout)));
+        return Ok(stopped_status(
+            stopped.unwrap_or(StopReason::CommandDeadline),
+        ));
     }
     if limiter.hit {
         return Ok((EXIT_MEMORY, Some(LimitHit::Memory)));
     }
+    if let Some(Trap::StackOverflow) = err.downcast_ref::<Trap>() {
+        return Ok((EXIT_TRAP, Some(LimitHit::Stack)));
+    }
     if is_pool_exhausted(&err) {
         return Err(Error::Busy);
     }
-    if Instant::now() >= deadline {
-        // A host call cut short at the deadline can surface as another
-        // error; it is still the deadline that ended the program.
-        return Ok((EXIT_TIMEOUT, Some(LimitHit::CommandTimeout)));
+    if let Some(reason) = stopped {
+        // A host call cut short at the deadline or by a signal can surface
+        // as another error; it is still the stop that ended the program.
+        return Ok(stopped_status(reason));
     }
     // Any other trap is the guest's own crash (e.g. `unreachable` after a
     // panic): the command failed, the host is fine.
     tracing::debug!(error = %format!("{err:#}"), "guest trapped");
     Ok((EXIT_TRAP, None))
+}
+
+/// The status and limit of a program that was stopped.
+fn stopped_status(reason: StopReason) -> (i32, Option<LimitHit>) {
+    match reason {
+        StopReason::CommandDeadline => (EXIT_TIMEOUT, Some(LimitHit::CommandTimeout)),
+        StopReason::OwnTimeout => (EXIT_TIMEOUT, None),
+        StopReason::Signal(signal) => (128 + i32::try_from(signal).unwrap_or(0), None),
+    }
 }
 
 fn is_pool_exhausted(err: &wasmtime::Error) -> bool {

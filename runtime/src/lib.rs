@@ -22,6 +22,7 @@ mod output;
 mod process;
 mod sandbox;
 mod shell_host;
+mod stop;
 
 pub use crate::component_cache::CacheOutcome;
 pub use crate::engine::{

@@ -81,6 +81,12 @@ pub enum LimitHit {
     DiskBytes,
     /// The sandbox's file-count quota refused a new file.
     DiskFiles,
+    /// A pipe between two stages of a shell pipeline filled its buffer
+    /// (the stages run one after another): what came after was cut.
+    Pipe,
+    /// A program overflowed its wasm stack (deep recursion, deeply nested
+    /// input): it ended with `EXIT_TRAP` and a line on stderr.
+    Stack,
 }
 
 impl LimitHit {
@@ -93,7 +99,26 @@ impl LimitHit {
             LimitHit::Output => "output",
             LimitHit::DiskBytes => "disk_bytes",
             LimitHit::DiskFiles => "disk_files",
+            LimitHit::Pipe => "pipe",
+            LimitHit::Stack => "stack",
         }
+    }
+
+    /// Every limit, for lookups by name.
+    pub const ALL: [LimitHit; 8] = [
+        LimitHit::CommandTimeout,
+        LimitHit::SandboxTimeout,
+        LimitHit::Memory,
+        LimitHit::Output,
+        LimitHit::DiskBytes,
+        LimitHit::DiskFiles,
+        LimitHit::Pipe,
+        LimitHit::Stack,
+    ];
+
+    /// The limit called `name` (see [`LimitHit::name`]).
+    pub fn from_name(name: &str) -> Option<LimitHit> {
+        LimitHit::ALL.into_iter().find(|l| l.name() == name)
     }
 
     pub(crate) fn from_quota(hit: QuotaHit) -> LimitHit {

@@ -34,9 +34,14 @@ impl<F: FnMut(Stream, &[u8]) + Send + 'static> OutputSink for F {
     }
 }
 
-/// The largest piece the guest may hand over in one write; bounded so a
-/// reader sees a flood arrive in pieces.
-const MAX_WRITE: usize = 64 << 10;
+/// The largest piece a sink gets in one call, so a reader sees a flood
+/// arrive in pieces.
+const MAX_CHUNK: usize = 64 << 10;
+
+/// What the guest may hand over in one write: all of any write it makes.
+/// A smaller permit makes a short write, which CPython's unbuffered
+/// stdout drops silently (finding G5); the cap still holds in `push`.
+const WRITE_PERMIT: usize = 1 << 30;
 
 struct Shared {
     sink: Box<dyn OutputSink>,
@@ -75,12 +80,20 @@ impl OutputPipes {
 }
 
 /// One of the two pipes; the guest's `wasi:cli/stdout` or `stderr`.
+#[derive(Clone)]
 pub(crate) struct OutputPipe {
     shared: OutputPipes,
     stream: Stream,
 }
 
 impl OutputPipe {
+    /// A line from the host itself (why a program ended), subject to the
+    /// cap like anything else.
+    pub(crate) fn write_line(&self, line: &str) {
+        let mut pipe = self.clone();
+        let _ = pipe.push(format!("{line}\n").as_bytes());
+    }
+
     fn push(&mut self, bytes: &[u8]) -> StreamResult<()> {
         let mut shared = self.shared.0.lock().unwrap_or_else(PoisonError::into_inner);
         if shared.truncated {
@@ -91,7 +104,9 @@ impl OutputPipe {
         if take > 0 {
             shared.written += take;
             let stream = self.stream;
-            shared.sink.write(stream, &bytes[..take]);
+            for chunk in bytes[..take].chunks(MAX_CHUNK) {
+                shared.sink.write(stream, chunk);
+            }
         }
         if take < bytes.len() {
             // Closing the stream is what a full pipe's reader going away
@@ -118,7 +133,7 @@ impl OutputStream for OutputPipe {
         if shared.truncated {
             return Err(StreamError::Closed);
         }
-        Ok(MAX_WRITE)
+        Ok(WRITE_PERMIT)
     }
 }
 

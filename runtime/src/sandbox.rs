@@ -14,8 +14,10 @@ use crate::Error;
 use crate::engine::{Program, Runtime};
 use crate::launch::{EXIT_TIMEOUT, Launch, SavedState};
 use crate::limits::{LimitHit, Limits};
-use crate::memfs::{FsErr, MemFs, Quota, ROOT, Tree};
+use crate::memfs::{FsErr, MemFs, Quota, ROOT, SANDBOX_UID, Tree};
 use crate::output::{OutputPipes, OutputSink, Stream};
+use crate::process::ProcessTable;
+use crate::stop::Stop;
 
 /// The sandbox user, as `whoami` and `ls -l` show it.
 pub const USER: &str = "worker";
@@ -27,6 +29,8 @@ const MAX_SAVED_STATE: usize = 1 << 20;
 /// Deadlines closer than this are the same deadline: a command started
 /// right after its sandbox, with equal limits, hit its own time limit.
 const SAME_DEADLINE: Duration = Duration::from_millis(50);
+/// The umask every command starts with, as a login shell's on Debian.
+const DEFAULT_UMASK: u32 = 0o022;
 /// Characters of the random part of the run folder's name (as `mktemp`).
 const RUN_DIR_ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -99,7 +103,7 @@ impl SandboxBuilder {
             .min(self.runtime.config.max_memory_bytes);
         let scratch = format!("/tmp/ephemeral-run-{}/scratch", random_suffix());
         let mut tree = self.runtime.system_tree().clone();
-        lay_out_run(&mut tree, &scratch)?;
+        lay_out_run(&mut tree, &scratch, &limits)?;
         tree.start_quota(limits.quota());
         let fs = MemFs::from_tree(tree);
         let mut sandbox = Sandbox {
@@ -131,45 +135,159 @@ fn random_suffix() -> String {
 }
 
 /// The system part of every sandbox's tree, built once per runtime and
-/// cloned for each sandbox: a writable `/tmp`, `/dev/null`, the few files
-/// of a Linux system that programs read, and `/usr/bin` listing every
-/// program (empty executable stubs: the shell runs the real thing).
+/// cloned for each sandbox, all owned by root: a writable `/tmp` and
+/// `/var/tmp` (sticky), read-only `/etc`, `/usr` and `/bin`, the devices
+/// programs read (`/dev/null`, `zero`, `full`, `random`, `urandom`,
+/// `stdin`, `stdout`, `stderr`, `fd/N`), the files of a Linux system that
+/// scripts read, and `/usr/bin` listing every program (empty executable
+/// stubs: the shell runs the real thing).
 pub(crate) fn system_tree(bin_names: &[String]) -> Result<Tree, Error> {
     let group = format!("root:x:0:\n{USER}:x:1000:\n");
     let mut tree = Tree::new(Quota::UNLIMITED);
     let result = (|| {
         tree.mkdir_all("/tmp", 0o1777)?;
-        for dir in ["/usr/bin", "/usr/local/bin", "/home"] {
+        tree.mkdir_all("/var/tmp", 0o1777)?;
+        for dir in SYSTEM_DIRS {
             tree.mkdir_all(dir, 0o755)?;
         }
-        // Debian's merged /usr: /bin is /usr/bin.
-        tree.symlink("usr/bin", ROOT, "bin")?;
+        tree.mkdir_all("/root", 0o700)?;
+        // Debian's merged /usr: /bin is /usr/bin, and so on.
+        for (link, target) in [("bin", "usr/bin"), ("sbin", "usr/sbin"), ("lib", "usr/lib")] {
+            tree.symlink(target, ROOT, link)?;
+        }
         for name in bin_names {
             tree.put_file(&format!("/usr/bin/{name}"), b"", 0o755)?;
         }
-        tree.put_dev_null("/dev")?;
+        put_devices(&mut tree)?;
         tree.put_file("/etc/group", group.as_bytes(), 0o644)?;
-        tree.put_file("/etc/hostname", b"sandbox\n", 0o644)?;
+        for (path, contents) in SYSTEM_FILES {
+            tree.put_file(path, contents.as_bytes(), 0o644)?;
+        }
         Ok(())
     })();
     result.map_err(|e: FsErr| layout_error(&e))?;
     Ok(tree)
 }
 
+/// Folders of the system layout besides `/tmp`, `/var/tmp` and `/root`.
+const SYSTEM_DIRS: &[&str] = &[
+    "/usr/bin",
+    "/usr/sbin",
+    "/usr/lib",
+    "/usr/share",
+    "/usr/local/bin",
+    "/usr/local/lib",
+    "/usr/local/share",
+    "/etc",
+    "/home",
+    "/opt",
+    "/srv",
+    "/mnt",
+    "/run",
+    "/var/lib",
+    "/var/log",
+    "/var/cache",
+    "/proc/self",
+];
+
+/// Files of the system layout: what the sandbox is, said honestly (it is
+/// not Debian, it behaves like Debian 12), and the rest scripts look for.
+const SYSTEM_FILES: &[(&str, &str)] = &[
+    ("/etc/hostname", "sandbox\n"),
+    (
+        "/etc/os-release",
+        "PRETTY_NAME=\"Ephemeral sandbox (Debian 12 compatible)\"\n\
+         NAME=\"Ephemeral\"\n\
+         ID=ephemeral\n\
+         ID_LIKE=debian\n\
+         VERSION_ID=\"12\"\n\
+         VERSION=\"12 (bookworm compatible)\"\n\
+         VERSION_CODENAME=bookworm\n\
+         HOME_URL=\"https://example.invalid/ephemeral\"\n",
+    ),
+    ("/etc/debian_version", "12.0\n"),
+    (
+        "/etc/hosts",
+        "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\tsandbox\n",
+    ),
+    ("/etc/resolv.conf", "# This sandbox has no network.\n"),
+    (
+        "/etc/shells",
+        "# /etc/shells: valid login shells\n/bin/sh\n/usr/bin/sh\n/bin/bash\n/usr/bin/bash\n",
+    ),
+    ("/etc/timezone", "Etc/UTC\n"),
+    (
+        "/etc/issue",
+        "Ephemeral sandbox (Debian 12 compatible) \\n \\l\n",
+    ),
+    (
+        "/proc/version",
+        "Linux version 6.1.0-ephemeral (sandbox) #1 SMP PREEMPT_DYNAMIC\n",
+    ),
+    ("/proc/self/cgroup", "0::/\n"),
+    ("/proc/mounts", "memfs / memfs rw 0 0\n"),
+    ("/proc/filesystems", "nodev\tmemfs\n"),
+];
+
+/// `/dev`: the devices, `std*` standing for each program's own streams.
+fn put_devices(tree: &mut Tree) -> Result<(), FsErr> {
+    use crate::memfs::NodeKind;
+    for (name, kind) in [
+        ("null", NodeKind::Null),
+        ("zero", NodeKind::Zero),
+        ("full", NodeKind::Full),
+        ("random", NodeKind::Random),
+        ("urandom", NodeKind::Random),
+    ] {
+        tree.put_device("/dev", name, kind, 0o666)?;
+    }
+    for (fd, name) in ["stdin", "stdout", "stderr"].iter().enumerate() {
+        let fd = u8::try_from(fd).unwrap_or(0);
+        tree.put_device("/dev", name, NodeKind::Stdio(fd), 0o666)?;
+        tree.put_device("/dev/fd", &fd.to_string(), NodeKind::Stdio(fd), 0o666)?;
+    }
+    tree.mkdir_all("/dev/shm", 0o1777)?;
+    Ok(())
+}
+
 /// The run's own part of the tree: its private folder, the scratch folder
-/// and the user entry whose home it is.
-fn lay_out_run(tree: &mut Tree, scratch: &str) -> Result<(), Error> {
+/// and the user entry whose home it is (the sandbox user's), and the
+/// `/proc` files that describe this sandbox (root's).
+fn lay_out_run(tree: &mut Tree, scratch: &str, limits: &Limits) -> Result<(), Error> {
     let run_dir = scratch.trim_end_matches("/scratch");
     let passwd =
         format!("root:x:0:0:root:/root:/bin/bash\n{USER}:x:1000:1000:{USER}:{scratch}:/bin/bash\n");
     let result = (|| {
+        tree.mkdir_all("/tmp", 0o1777)?;
+        tree.put_file("/etc/passwd", passwd.as_bytes(), 0o644)?;
+        tree.put_file("/proc/meminfo", meminfo(limits).as_bytes(), 0o444)?;
+        tree.put_file("/proc/cpuinfo", CPUINFO.as_bytes(), 0o444)?;
+        tree.put_file("/proc/self/status", PROC_STATUS.as_bytes(), 0o444)?;
+        tree.set_actor(SANDBOX_UID);
         tree.mkdir_all(run_dir, 0o700)?;
         tree.mkdir_all(scratch, 0o755)?;
-        tree.put_file("/etc/passwd", passwd.as_bytes(), 0o644)?;
         Ok(())
     })();
     result.map_err(|e: FsErr| layout_error(&e))
 }
+
+/// `/proc/meminfo` of a sandbox: its memory cap is all the memory it has.
+fn meminfo(limits: &Limits) -> String {
+    let kib = limits.memory_bytes / 1024;
+    format!(
+        "MemTotal:       {kib:>8} kB\nMemFree:        {kib:>8} kB\nMemAvailable:   {kib:>8} kB\n\
+         Buffers:               0 kB\nCached:                0 kB\nSwapTotal:             0 kB\n\
+         SwapFree:              0 kB\n"
+    )
+}
+
+/// One CPU: what a sandbox is given (and priced for).
+const CPUINFO: &str = "processor\t: 0\nvendor_id\t: Ephemeral\nmodel name\t: WebAssembly sandbox vCPU\n\
+    cpu MHz\t\t: 1000.000\ncpu cores\t: 1\nflags\t\t:\n\n";
+
+/// `/proc/self/status` as a program of the sandbox sees itself.
+const PROC_STATUS: &str = "Name:\tbash\nState:\tR (running)\nPid:\t2\nPPid:\t1\n\
+    Uid:\t1000\t1000\t1000\t1000\nGid:\t1000\t1000\t1000\t1000\nThreads:\t1\n";
 
 fn layout_error(e: &FsErr) -> Error {
     Error::PutFile {
@@ -291,21 +409,26 @@ impl Sandbox {
             });
         };
         let pipes = OutputPipes::new(Box::new(sink), self.limits.output_bytes);
-        let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
-        let ended = Launch {
-            runtime: &self.runtime,
-            fs: &self.fs,
+        let processes = ProcessTable::new();
+        let launched = Launch {
+            runtime: self.runtime.clone(),
+            fs: self.fs.clone(),
             limits: self.limits,
-            argv: &argv,
-            env: &self.env,
-            cwd: &self.cwd,
+            argv: argv.iter().map(|a| a.to_string()).collect(),
+            env: self.env.clone(),
+            cwd: self.cwd.clone(),
             stdin,
             stdout: pipes.pipe(Stream::Stdout),
             stderr: pipes.pipe(Stream::Stderr),
             pipes: pipes.clone(),
-            deadline: Instant::now() + timeout,
+            umask: DEFAULT_UMASK,
+            stop: Stop::command(Instant::now() + timeout),
+            processes: processes.clone(),
         }
-        .run(program)?;
+        .run(program);
+        // What the command started and left running ends with it.
+        processes.end_all();
+        let ended = launched?;
         self.busy += ended.duration;
         self.commands += 1;
         if let Some(saved) = ended.saved {

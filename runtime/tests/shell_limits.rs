@@ -90,3 +90,64 @@ fn huge_arithmetic_and_string_ops_do_not_crash() {
         assert_ne!(code, 124, "{cmd} timed out");
     }
 }
+
+/// A pipeline's stages run one after another, so a pipe holds at most
+/// 64 MiB: a longer stream is cut, and the command says so by name
+/// instead of ending as if nothing happened (security finding G6).
+#[test]
+fn a_full_pipe_is_a_named_limit() {
+    let mut sb = common::sandbox_with(Limits {
+        command_timeout: Duration::from_secs(60),
+        ..Limits::default()
+    });
+    let out = sb
+        .exec_captured("yes | head -c 100000000 | wc -c")
+        .expect("exec");
+    assert_eq!(out.outcome.limit, Some(ephemeral_runtime::LimitHit::Pipe));
+    let stderr = common::text(&out.stderr);
+    assert!(stderr.contains("limit: pipe"), "{stderr}");
+    // An ordinary pipeline hits nothing.
+    let out = sb.exec_captured("seq 1 1000 | tail -1").expect("exec");
+    assert_eq!(
+        (common::text(&out.stdout).as_str(), out.outcome.limit),
+        ("1000\n", None)
+    );
+    // A reader that stops early never sees the cut, as with a real pipe:
+    // `yes | head` is not a limit.
+    let out = sb
+        .exec_captured("yes | head -n 2; echo \"${PIPESTATUS[@]}\"")
+        .expect("exec");
+    assert_eq!(
+        (
+            common::text(&out.stdout).as_str(),
+            common::text(&out.stderr).as_str(),
+            out.outcome.limit
+        ),
+        ("y\ny\n141 0\n", "", None)
+    );
+}
+
+/// A program that overflows its stack ends with a line saying so and a
+/// named limit (security finding G7: exit 134 and no word). jq here is the
+/// shell's own, so the command ends with it.
+#[test]
+fn a_stack_overflow_is_a_named_limit() {
+    let mut sb = common::sandbox_with(Limits {
+        command_timeout: Duration::from_secs(30),
+        ..Limits::default()
+    });
+    let out = sb
+        .exec_captured("jq -n 'def f: [f]; f'; echo rc=$?")
+        .expect("exec");
+    let stderr = common::text(&out.stderr);
+    assert_eq!(out.outcome.exit_code, EXIT_TRAP, "{stderr}");
+    assert!(stderr.contains("stack overflow"), "{stderr}");
+    assert_eq!(
+        out.outcome.limit,
+        Some(ephemeral_runtime::LimitHit::Stack),
+        "{stderr}"
+    );
+    // The sandbox goes on.
+    let out = sb.exec_captured("echo still here").expect("exec");
+    assert_eq!(common::text(&out.stdout), "still here\n");
+}

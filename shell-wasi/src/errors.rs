@@ -84,9 +84,40 @@ pub(crate) enum Unwind {
     Return(i32),
 }
 
+/// errno values whose `io::ErrorKind` is shared with another errno (EPERM
+/// and EACCES are both `PermissionDenied`) or not stable: told apart by
+/// number, which on WASI is wasi-libc's numbering.
+#[cfg(target_os = "wasi")]
+mod errno {
+    pub(super) const EPERM: i32 = 63;
+    pub(super) const ELOOP: i32 = 32;
+    pub(super) const EDQUOT: i32 = 19;
+    pub(super) const ENAMETOOLONG: i32 = 37;
+    pub(super) const EMLINK: i32 = 35;
+    pub(super) const EBUSY: i32 = 10;
+}
+#[cfg(not(target_os = "wasi"))]
+mod errno {
+    pub(super) const EPERM: i32 = 1;
+    pub(super) const ELOOP: i32 = 40;
+    pub(super) const EDQUOT: i32 = 122;
+    pub(super) const ENAMETOOLONG: i32 = 36;
+    pub(super) const EMLINK: i32 = 31;
+    pub(super) const EBUSY: i32 = 16;
+}
+
 /// The strerror(3) text of an I/O error, as GNU tools print it.
 pub(crate) fn strerror(err: &io::Error) -> &'static str {
     use io::ErrorKind as K;
+    match err.raw_os_error() {
+        Some(errno::EPERM) => return "Operation not permitted",
+        Some(errno::ELOOP) => return "Too many levels of symbolic links",
+        Some(errno::EDQUOT) => return "Disk quota exceeded",
+        Some(errno::ENAMETOOLONG) => return "File name too long",
+        Some(errno::EMLINK) => return "Too many links",
+        Some(errno::EBUSY) => return "Device or resource busy",
+        _ => {}
+    }
     match err.kind() {
         K::NotFound => "No such file or directory",
         K::PermissionDenied => "Permission denied",
@@ -101,6 +132,8 @@ pub(crate) fn strerror(err: &io::Error) -> &'static str {
         K::CrossesDevices => "Invalid cross-device link",
         K::BrokenPipe => "Broken pipe",
         K::Unsupported => "Operation not supported",
+        K::QuotaExceeded => "Disk quota exceeded",
+        K::ResourceBusy => "Device or resource busy",
         _ => "Input/output error",
     }
 }

@@ -18,6 +18,11 @@ pub const S_IFREG: u32 = 0o100_000;
 pub const S_IFDIR: u32 = 0o040_000;
 /// A symbolic link.
 pub const S_IFLNK: u32 = 0o120_000;
+/// A character device (`/dev/null`, `/dev/zero`, …).
+pub const S_IFCHR: u32 = 0o020_000;
+
+/// The sandbox user's uid and gid (`worker`).
+pub const SANDBOX_UID: u32 = 1000;
 
 /// Permission bits the sandbox's filesystem gives new files (umask 022).
 pub const DEFAULT_FILE_MODE: u32 = 0o644;
@@ -37,6 +42,8 @@ pub enum FsError {
     Invalid,
     /// EACCES
     Access,
+    /// EPERM
+    NotPermitted,
 }
 
 impl FsError {
@@ -48,6 +55,7 @@ impl FsError {
             Self::Loop => "Too many levels of symbolic links",
             Self::Invalid => "Invalid argument",
             Self::Access => "Permission denied",
+            Self::NotPermitted => "Operation not permitted",
         }
     }
 }
@@ -60,17 +68,76 @@ pub trait Host {
     fn set_mode(&self, path: &str, mode: u32) -> Result<(), FsError>;
     /// Hands the working folder and exported variables to the next command.
     fn save_state(&self, cwd: &str, exported: &[(String, String)]);
+    /// Tells the host the shell ran into a sandbox limit (`pipe`).
+    fn limit_hit(&self, _name: &str) {}
+    /// The owner's uid of an absolute path (0 root, 1000 the sandbox user).
+    fn get_owner(&self, _path: &str, _follow: bool) -> Result<u32, FsError> {
+        Ok(SANDBOX_UID)
+    }
+    /// access(2) as the sandbox user: `want` is 4 read, 2 write, 1 search
+    /// or execute (0: exists). By default, the owner's bits decide.
+    fn access(&self, path: &str, want: u32) -> Result<(), FsError> {
+        let mode = self.get_mode(path, true)?;
+        if (mode >> 6) & want == want {
+            Ok(())
+        } else {
+            Err(FsError::Access)
+        }
+    }
+    /// Sets the umask of this program (and of what it starts); the old one.
+    fn set_umask(&self, _mask: u32) -> u32 {
+        0o022
+    }
+    /// `(bytes used, bytes allowed, files used, files allowed)` of the
+    /// sandbox's disk, for `df`; `None` where there is no quota to tell.
+    fn disk_usage(&self) -> Option<(u64, u64, u64, u64)> {
+        None
+    }
     /// Programs the host runs as their own components (`python3`, …).
     fn programs(&self) -> Vec<String> {
         Vec::new()
     }
-    /// Runs one of `programs` to completion.
+    /// Runs a program to completion: one of `programs`, or any other
+    /// name, which the host runs with this shell (a new instance of it).
     fn run_program(&self, request: &ProgramRequest) -> Result<ProgramResult, String> {
         Err(format!("{}: no such program", request.program))
     }
+    /// Whether programs can run alongside this shell (`spawn_program`);
+    /// where they cannot, `&` runs the job to its end first.
+    fn can_spawn(&self) -> bool {
+        false
+    }
+    /// Starts a program that runs alongside this shell; its process id.
+    fn spawn_program(&self, request: &ProgramRequest) -> Result<u32, String> {
+        Err(format!("{}: cannot start processes here", request.program))
+    }
+    /// Waits for a spawned program at most `timeout_ms` (`None`: until it
+    /// ends); `None` while it still runs. Each process is waited for once.
+    fn wait_program(
+        &self,
+        pid: u32,
+        _timeout_ms: Option<u64>,
+    ) -> Result<Option<ProgramResult>, String> {
+        Err(format!("no such process: {pid}"))
+    }
+    /// Sends `signal` to a spawned program (0: only checks it exists).
+    fn kill_program(&self, pid: u32, _signal: u32) -> Result<(), String> {
+        Err(format!("no such process: {pid}"))
+    }
 }
 
-/// A program run by the host (`process.run` in `sandbox.wit`).
+/// Where a host program's output stream goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// Straight to the shell's own stdout or stderr.
+    Inherit,
+    /// Collected and returned in its `ProgramResult`.
+    Capture,
+    /// Thrown away.
+    Discard,
+}
+
+/// A program run by the host (`process` in `sandbox.wit`).
 #[derive(Debug, Clone)]
 pub struct ProgramRequest {
     pub program: String,
@@ -78,10 +145,30 @@ pub struct ProgramRequest {
     pub env: Vec<(String, String)>,
     pub cwd: String,
     pub stdin: Vec<u8>,
-    /// `true`: collect stdout and return it; `false`: it goes straight to
-    /// the shell's own stdout.
-    pub capture_stdout: bool,
-    pub capture_stderr: bool,
+    pub stdout: Output,
+    pub stderr: Output,
+    /// stderr goes where stdout goes, in write order (`2>&1`).
+    pub stderr_to_stdout: bool,
+    /// Stop it after this long, as `timeout` does (status 124).
+    pub timeout_ms: Option<u64>,
+}
+
+impl ProgramRequest {
+    /// A request for `args` with this shell's environment and folder,
+    /// both streams captured, no stdin and no time limit of its own.
+    pub fn new(args: Vec<String>, env: Vec<(String, String)>, cwd: String) -> Self {
+        Self {
+            program: args.first().cloned().unwrap_or_default(),
+            args,
+            env,
+            cwd,
+            stdin: Vec::new(),
+            stdout: Output::Capture,
+            stderr: Output::Capture,
+            stderr_to_stdout: false,
+            timeout_ms: None,
+        }
+    }
 }
 
 /// How a host program ended, with what was captured.
@@ -90,6 +177,8 @@ pub struct ProgramResult {
     pub status: i32,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
+    /// The sandbox limit it ran into, by name.
+    pub limit: Option<String>,
 }
 
 /// What `save_state` hands over: the working folder and exported variables.
@@ -191,6 +280,7 @@ mod wasi {
             WitError::Loop => super::FsError::Loop,
             WitError::Invalid => super::FsError::Invalid,
             WitError::Access => super::FsError::Access,
+            WitError::NotPermitted => super::FsError::NotPermitted,
         }
     }
 
@@ -214,6 +304,27 @@ mod wasi {
             session::save_state(cwd, exported);
         }
 
+        fn limit_hit(&self, name: &str) {
+            session::limit_hit(name);
+        }
+
+        fn get_owner(&self, path: &str, follow: bool) -> Result<u32, super::FsError> {
+            fs_meta::get_owner(path, follow).map_err(convert)
+        }
+
+        fn access(&self, path: &str, want: u32) -> Result<(), super::FsError> {
+            fs_meta::access(path, want).map_err(convert)
+        }
+
+        fn set_umask(&self, mask: u32) -> u32 {
+            fs_meta::set_umask(mask)
+        }
+
+        fn disk_usage(&self) -> Option<(u64, u64, u64, u64)> {
+            let u = fs_meta::disk_usage();
+            Some((u.bytes_used, u.bytes_max, u.files_used, u.files_max))
+        }
+
         fn programs(&self) -> Vec<String> {
             self.programs.get_or_init(process::programs).clone()
         }
@@ -222,27 +333,58 @@ mod wasi {
             &self,
             request: &super::ProgramRequest,
         ) -> Result<super::ProgramResult, String> {
-            let mode = |capture: bool| {
-                if capture {
-                    process::OutputMode::Capture
-                } else {
-                    process::OutputMode::Inherit
-                }
-            };
-            let finished = process::run(&process::Command {
-                program: request.program.clone(),
-                args: request.args.clone(),
-                env: request.env.clone(),
-                cwd: request.cwd.clone(),
-                stdin: request.stdin.clone(),
-                stdout: mode(request.capture_stdout),
-                stderr: mode(request.capture_stderr),
-            })?;
-            Ok(super::ProgramResult {
-                status: finished.status,
-                stdout: finished.stdout,
-                stderr: finished.stderr,
-            })
+            process::run(&command(request)).map(result)
+        }
+
+        fn can_spawn(&self) -> bool {
+            true
+        }
+
+        fn spawn_program(&self, request: &super::ProgramRequest) -> Result<u32, String> {
+            process::spawn(&command(request))
+        }
+
+        fn wait_program(
+            &self,
+            pid: u32,
+            timeout_ms: Option<u64>,
+        ) -> Result<Option<super::ProgramResult>, String> {
+            process::wait(pid, timeout_ms).map(|done| done.map(result))
+        }
+
+        fn kill_program(&self, pid: u32, signal: u32) -> Result<(), String> {
+            process::kill(pid, signal)
+        }
+    }
+
+    fn mode(output: super::Output) -> process::OutputMode {
+        match output {
+            super::Output::Inherit => process::OutputMode::Inherit,
+            super::Output::Capture => process::OutputMode::Capture,
+            super::Output::Discard => process::OutputMode::Discard,
+        }
+    }
+
+    fn command(request: &super::ProgramRequest) -> process::Command {
+        process::Command {
+            program: request.program.clone(),
+            args: request.args.clone(),
+            env: request.env.clone(),
+            cwd: request.cwd.clone(),
+            stdin: request.stdin.clone(),
+            stdout: mode(request.stdout),
+            stderr: mode(request.stderr),
+            stderr_to_stdout: request.stderr_to_stdout,
+            timeout_ms: request.timeout_ms,
+        }
+    }
+
+    fn result(finished: process::Finished) -> super::ProgramResult {
+        super::ProgramResult {
+            status: finished.status,
+            stdout: finished.stdout,
+            stderr: finished.stderr,
+            limit: finished.limit,
         }
     }
 }

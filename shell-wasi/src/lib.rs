@@ -14,8 +14,8 @@ mod builtins;
 mod errors;
 pub mod host;
 mod interp;
+mod programs;
 mod streams;
-mod utils;
 
 use std::io::Write;
 use std::rc::Rc;
@@ -23,7 +23,7 @@ use std::rc::Rc;
 pub use host::{FakeHost, Host};
 pub use interp::Shell;
 
-use streams::{Io, Sink, Source};
+use streams::{Io, Sink, Source, Terminal, Which};
 
 /// One `sh -c` invocation.
 #[derive(Debug, Clone, Default)]
@@ -75,7 +75,102 @@ impl Invocation {
 /// The utilities built into the shell, sorted: the host lists them in the
 /// sandbox's `/usr/bin` so `ls`, `test -x` and `which` agree with the shell.
 pub fn utility_names() -> Vec<&'static str> {
-    utils::names()
+    programs::names()
+}
+
+/// Runs the shell as a program of the sandbox, from its whole argv:
+/// `sh -c TEXT` (a command of the session: its state goes to the next
+/// one), a background job (`--ephemeral-job`, see `interp/jobs.rs`), or
+/// any other argv — `bash FILE`, `bash -e -c TEXT`, `ls -l`, `./script` —
+/// run as one simple command, as exec(2) would run it (how another
+/// program's `subprocess.run(["ls"])` reaches the shell's utilities).
+pub fn run_argv(
+    argv: &[String],
+    env: Vec<(String, String)>,
+    host: Rc<dyn Host>,
+    stdout: Box<dyn Write>,
+    stderr: Box<dyn Write>,
+) -> i32 {
+    if argv.get(1).map(String::as_str) == Some(interp::jobs::JOB_FLAG) {
+        return run_job(argv, env, host, stdout, stderr);
+    }
+    if let Ok(inv) = Invocation::from_args(argv, env.clone()) {
+        return run(inv, host, stdout, stderr);
+    }
+    let Some((arg0, args)) = argv.split_first() else {
+        return 0;
+    };
+    // `"$0" "$@"` runs argv exactly as given: a utility, a path, or the
+    // `bash` program with its own options. Nothing of it is saved for the
+    // session's next command.
+    let inv = Invocation {
+        script: "\"$0\" \"$@\"".to_string(),
+        arg0: arg0.clone(),
+        args: args.to_vec(),
+        env,
+        stdin: None,
+    };
+    run_detached(inv, host, stdout, stderr)
+}
+
+/// `bash --ephemeral-job STATE FUNCTIONS JOB LINE ARG0 [ARGS...]`: a
+/// background job of another shell. STATE (variables, options: text) is
+/// run quietly first, FUNCTIONS (JSON) defined, then JOB (a syntax tree,
+/// JSON) as if at line LINE of its parent's text.
+fn run_job(
+    argv: &[String],
+    env: Vec<(String, String)>,
+    host: Rc<dyn Host>,
+    stdout: Box<dyn Write>,
+    stderr: Box<dyn Write>,
+) -> i32 {
+    let (Some(state), Some(functions), Some(job), Some(line), Some(arg0)) = (
+        argv.get(2),
+        argv.get(3),
+        argv.get(4),
+        argv.get(5),
+        argv.get(6),
+    ) else {
+        let _ = { stderr }.write_all(b"bash: --ephemeral-job: missing arguments\n");
+        return 2;
+    };
+    let args = argv.get(7..).unwrap_or_default().to_vec();
+    let terminal = Terminal::new(stdout, stderr);
+    let io = Io {
+        stdin: Source::bytes(Vec::new()),
+        stdout: Sink::stream(&terminal, Which::Stdout),
+        stderr: Sink::stream(&terminal, Which::Stderr),
+        extra: Default::default(),
+    };
+    let mut shell = Shell::new(Rc::clone(&host), &env, arg0.clone(), args);
+    let status = shell.run_job(state, functions, job, line.parse().unwrap_or(1), &io);
+    report_pipe_limit(host.as_ref(), &io);
+    io.flush();
+    status
+}
+
+/// Runs `inv` like [`run`], but hands nothing to the host afterwards.
+fn run_detached(
+    inv: Invocation,
+    host: Rc<dyn Host>,
+    stdout: Box<dyn Write>,
+    stderr: Box<dyn Write>,
+) -> i32 {
+    let terminal = Terminal::new(stdout, stderr);
+    let io = Io {
+        stdin: match inv.stdin {
+            Some(bytes) => Source::bytes(bytes),
+            None => Source::process(),
+        },
+        stdout: Sink::stream(&terminal, Which::Stdout),
+        stderr: Sink::stream(&terminal, Which::Stderr),
+        extra: Default::default(),
+    };
+    let mut shell = Shell::new(Rc::clone(&host), &inv.env, inv.arg0, inv.args);
+    let status = shell.run_toplevel(&inv.script, &io);
+    report_pipe_limit(host.as_ref(), &io);
+    io.flush();
+    status
 }
 
 /// Runs the invocation to completion: the shell starts in `$PWD`, runs
@@ -86,20 +181,35 @@ pub fn run(
     stdout: Box<dyn Write>,
     stderr: Box<dyn Write>,
 ) -> i32 {
+    let terminal = Terminal::new(stdout, stderr);
     let io = Io {
         stdin: match inv.stdin {
             Some(bytes) => Source::bytes(bytes),
             None => Source::process(),
         },
-        stdout: Sink::stream(stdout),
-        stderr: Sink::stream(stderr),
+        stdout: Sink::stream(&terminal, Which::Stdout),
+        stderr: Sink::stream(&terminal, Which::Stderr),
         extra: Default::default(),
     };
     let mut shell = Shell::new(Rc::clone(&host), &inv.env, inv.arg0, inv.args);
     let status = shell.run_toplevel(&inv.script, &io);
     host.save_state(&shell.cwd, &shell.child_env());
+    report_pipe_limit(host.as_ref(), &io);
     io.flush();
     status
+}
+
+/// Says on stderr, and to the host as the limit `pipe`, that a pipe filled
+/// its buffer and the rest of a stream was cut.
+fn report_pipe_limit(host: &dyn Host, io: &Io) {
+    if streams::take_pipe_filled() {
+        io.err_line(&format!(
+            "ephemeral: a pipe filled its {} MiB buffer (the stages of a pipeline run one after \
+             another): what came after was cut (limit: pipe)",
+            streams::MAX_PIPE_BYTES >> 20
+        ));
+        host.limit_hit("pipe");
+    }
 }
 
 #[cfg(test)]
@@ -130,6 +240,64 @@ mod tests {
         assert_eq!(cwd, format!("{path}/sub"));
         assert!(exported.contains(&("X".to_string(), "1".to_string())));
         assert!(!exported.iter().any(|(k, _)| k == "Y"));
+    }
+
+    /// Every write, with the stream it went to, in the order written.
+    type WriteLog = Rc<std::cell::RefCell<Vec<(&'static str, Vec<u8>)>>>;
+
+    /// Records every write with the stream it went to, in one log.
+    struct Logged(&'static str, WriteLog);
+
+    impl Write for Logged {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.1.borrow_mut().push((self.0, buf.to_vec()));
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// What a command wrote to stdout and stderr reaches them in the order
+    /// written, whatever the buffering: `2>&1` downstream must merge them
+    /// as bash's output would be.
+    #[test]
+    fn stdout_and_stderr_keep_their_order() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = Rc::new(std::cell::RefCell::new(Vec::new()));
+        let inv = Invocation {
+            script:
+                "echo out; echo err >&2; echo out2; ls /nonexistent-x; printf 'a'; printf 'b' >&2"
+                    .to_string(),
+            arg0: "bash".to_string(),
+            env: vec![("PWD".to_string(), dir.path().to_string_lossy().into_owned())],
+            stdin: Some(Vec::new()),
+            ..Invocation::default()
+        };
+        run(
+            inv,
+            Rc::new(FakeHost::new()),
+            Box::new(Logged("out", log.clone())),
+            Box::new(Logged("err", log.clone())),
+        );
+        let merged: Vec<(&str, String)> = log
+            .borrow()
+            .iter()
+            .map(|(s, b)| (*s, String::from_utf8_lossy(b).into_owned()))
+            .collect();
+        let want = [
+            ("out", "out\n"),
+            ("err", "err\n"),
+            ("out", "out2\n"),
+            (
+                "err",
+                "ls: cannot access '/nonexistent-x': No such file or directory\n",
+            ),
+            ("out", "a"),
+            ("err", "b"),
+        ];
+        let want: Vec<(&str, String)> = want.iter().map(|(s, t)| (*s, t.to_string())).collect();
+        assert_eq!(merged, want);
     }
 
     #[test]

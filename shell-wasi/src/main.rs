@@ -12,15 +12,9 @@ fn main() {
         ephemeral_shell::host::exit(0);
     }
     let env: Vec<(String, String)> = std::env::vars().collect();
-    let invocation = match ephemeral_shell::Invocation::from_args(&argv, env) {
-        Ok(inv) => inv,
-        Err(err) => {
-            eprintln!("{}", err.0);
-            ephemeral_shell::host::exit(2);
-        }
-    };
-    let status = ephemeral_shell::run(
-        invocation,
+    let status = ephemeral_shell::run_argv(
+        &argv,
+        env,
         host(),
         Box::new(std::io::stdout()),
         Box::new(std::io::stderr()),

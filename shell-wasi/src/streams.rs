@@ -3,7 +3,9 @@
 //! Every command runs in-process, so a pipe is a byte buffer and a
 //! redirection is a file handle. A `Sink` is shared (`Rc<RefCell<_>>`)
 //! because `2>&1` makes two descriptors write to one place in order. The
-//! real stdout is written in chunks: on WASI every write is a host call.
+//! real stdout and stderr are written in chunks (on WASI every write is a
+//! host call) through one `Terminal`, so what a command wrote to them
+//! comes out in the order it was written, across both streams.
 
 use std::cell::RefCell;
 use std::fs::File;
@@ -22,20 +24,115 @@ const FLUSH_INTERVAL: Duration = Duration::from_millis(50);
 /// writer sees a broken pipe, as a process would when its reader is gone.
 pub(crate) const MAX_PIPE_BYTES: usize = 64 * 1024 * 1024;
 
+thread_local! {
+    /// Whether a pipe filled up: the stages of a pipeline run one after
+    /// another, so this is where a longer stream was cut, and the command
+    /// says so (limit `pipe`) rather than end as if nothing happened.
+    static PIPE_FILLED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// A reader came to the end of a pipe that was cut: what it read is not
+/// all its writer wrote.
+fn reached_a_cut(cut: bool) {
+    if cut {
+        PIPE_FILLED.with(|f| f.set(true));
+    }
+}
+
+/// Whether a pipe filled up since the last call (see `PIPE_FILLED`).
+pub(crate) fn take_pipe_filled() -> bool {
+    PIPE_FILLED.with(|f| f.replace(false))
+}
+
+/// One of the process's own two output streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Which {
+    Stdout,
+    Stderr,
+}
+
+/// The process's real stdout and stderr behind one buffer of chunks, kept
+/// in write order: `echo out; echo err >&2` must reach the reader as
+/// `out` then `err`, as from a process writing straight to two pipes.
+pub(crate) struct Terminal {
+    stdout: Box<dyn Write>,
+    stderr: Box<dyn Write>,
+    /// Chunks not written yet, oldest first; neighbours on the same stream
+    /// are merged.
+    pending: Vec<(Which, Vec<u8>)>,
+    pending_bytes: usize,
+    last_flush: Instant,
+}
+
+pub(crate) type TerminalRef = Rc<RefCell<Terminal>>;
+
+impl Terminal {
+    pub(crate) fn new(stdout: Box<dyn Write>, stderr: Box<dyn Write>) -> TerminalRef {
+        Rc::new(RefCell::new(Terminal {
+            stdout,
+            stderr,
+            pending: Vec::new(),
+            pending_bytes: 0,
+            last_flush: Instant::now(),
+        }))
+    }
+
+    fn write(&mut self, which: Which, bytes: &[u8]) -> io::Result<()> {
+        match self.pending.last_mut() {
+            Some((last, chunk)) if *last == which => chunk.extend_from_slice(bytes),
+            _ => self.pending.push((which, bytes.to_vec())),
+        }
+        self.pending_bytes += bytes.len();
+        if self.pending_bytes >= FLUSH_THRESHOLD || self.last_flush.elapsed() >= FLUSH_INTERVAL {
+            self.write_pending()?;
+        }
+        Ok(())
+    }
+
+    fn write_pending(&mut self) -> io::Result<()> {
+        let pending = std::mem::take(&mut self.pending);
+        self.pending_bytes = 0;
+        self.last_flush = Instant::now();
+        // Each chunk is flushed before the next: Rust's stdout is line
+        // buffered, so `printf a; printf b >&2` would otherwise leave `a`
+        // behind `b`.
+        for (which, chunk) in pending {
+            let stream = match which {
+                Which::Stdout => &mut self.stdout,
+                Which::Stderr => &mut self.stderr,
+            };
+            stream.write_all(&chunk)?;
+            stream.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.write_pending()?;
+        self.stdout.flush()?;
+        self.stderr.flush()
+    }
+}
+
 /// Somewhere output goes.
 pub(crate) enum Sink {
     /// The process's own stdout or stderr (or a test's buffer), chunked.
-    Stream {
-        inner: Box<dyn Write>,
-        pending: Vec<u8>,
-        last_flush: Instant,
+    Stream { terminal: TerminalRef, which: Which },
+    /// A pipe to the next stage (`pipe`) or a command substitution.
+    /// A full command substitution says so at once; a full pipe only if
+    /// its reader reads up to the cut (`head` never does).
+    Memory {
+        data: Vec<u8>,
+        broken: bool,
+        pipe: bool,
     },
-    /// A pipe to the next stage or a command substitution.
-    Memory { data: Vec<u8>, broken: bool },
     /// A redirection to a file.
     File(BufWriter<File>),
     /// `/dev/null`.
     Null,
+    /// `/dev/full`: every write fails, the disk is full (the flag: one was
+    /// tried, which the flush reports).
+    Full(bool),
 }
 
 impl Sink {
@@ -44,15 +141,24 @@ impl Sink {
         Rc::new(RefCell::new(Self::Memory {
             data: Vec::new(),
             broken: false,
+            pipe: false,
         }))
     }
 
-    /// A chunked sink over a writer such as `std::io::stdout()`.
-    pub(crate) fn stream(inner: Box<dyn Write>) -> SinkRef {
+    /// The pipe from one stage of a pipeline to the next.
+    pub(crate) fn pipe() -> SinkRef {
+        Rc::new(RefCell::new(Self::Memory {
+            data: Vec::new(),
+            broken: false,
+            pipe: true,
+        }))
+    }
+
+    /// One of the process's own streams, through the shared `terminal`.
+    pub(crate) fn stream(terminal: &TerminalRef, which: Which) -> SinkRef {
         Rc::new(RefCell::new(Self::Stream {
-            inner,
-            pending: Vec::new(),
-            last_flush: Instant::now(),
+            terminal: Rc::clone(terminal),
+            which,
         }))
     }
 
@@ -66,21 +172,12 @@ impl Sink {
 
     pub(crate) fn write_bytes(&mut self, bytes: &[u8]) -> io::Result<()> {
         match self {
-            Self::Stream {
-                inner,
-                pending,
-                last_flush,
-            } => {
-                pending.extend_from_slice(bytes);
-                if pending.len() >= FLUSH_THRESHOLD || last_flush.elapsed() >= FLUSH_INTERVAL {
-                    inner.write_all(pending)?;
-                    pending.clear();
-                    *last_flush = Instant::now();
-                }
-                Ok(())
-            }
-            Self::Memory { data, broken } => {
+            Self::Stream { terminal, which } => terminal.borrow_mut().write(*which, bytes),
+            Self::Memory { data, broken, pipe } => {
                 if *broken || data.len() + bytes.len() > MAX_PIPE_BYTES {
+                    if !*broken && !*pipe {
+                        PIPE_FILLED.with(|f| f.set(true));
+                    }
                     *broken = true;
                     return Err(io::Error::from(io::ErrorKind::BrokenPipe));
                 }
@@ -89,25 +186,29 @@ impl Sink {
             }
             Self::File(w) => w.write_all(bytes),
             Self::Null => Ok(()),
+            Self::Full(tried) => {
+                *tried = true;
+                Err(io::Error::from(io::ErrorKind::StorageFull))
+            }
         }
     }
 
     pub(crate) fn flush(&mut self) -> io::Result<()> {
         match self {
-            Self::Stream {
-                inner,
-                pending,
-                last_flush,
-            } => {
-                if !pending.is_empty() {
-                    inner.write_all(pending)?;
-                    pending.clear();
-                }
-                *last_flush = Instant::now();
-                inner.flush()
-            }
+            Self::Stream { terminal, .. } => terminal.borrow_mut().flush(),
             Self::File(w) => w.flush(),
-            Self::Memory { .. } | Self::Null => Ok(()),
+            Self::Full(true) => Err(io::Error::from(io::ErrorKind::StorageFull)),
+            Self::Memory { .. } | Self::Null | Self::Full(false) => Ok(()),
+        }
+    }
+
+    /// How a program the host runs should write into this sink: straight
+    /// to the process's own stream, thrown away, or collected for it.
+    pub(crate) fn host_output(&self) -> crate::host::Output {
+        match self {
+            Self::Stream { .. } => crate::host::Output::Inherit,
+            Self::Null => crate::host::Output::Discard,
+            Self::Memory { .. } | Self::File(_) | Self::Full(_) => crate::host::Output::Capture,
         }
     }
 
@@ -132,15 +233,30 @@ pub(crate) type SinkRef = Rc<RefCell<Sink>>;
 pub(crate) enum Source {
     /// The process's own stdin, read on first use.
     Process,
-    /// A pipe, file or here-document, with a read position.
-    Bytes { data: Vec<u8>, pos: usize },
+    /// A pipe, file or here-document, with a read position. `cut`: a pipe
+    /// that filled up; reading up to its end is reading a cut stream.
+    Bytes {
+        data: Vec<u8>,
+        pos: usize,
+        cut: bool,
+    },
 }
 
 pub(crate) type InputRef = Rc<RefCell<Source>>;
 
 impl Source {
     pub(crate) fn bytes(data: Vec<u8>) -> InputRef {
-        Rc::new(RefCell::new(Self::Bytes { data, pos: 0 }))
+        Rc::new(RefCell::new(Self::Bytes {
+            data,
+            pos: 0,
+            cut: false,
+        }))
+    }
+
+    /// What a pipeline stage wrote, for the next; `cut` when it filled the
+    /// pipe and the rest was lost.
+    pub(crate) fn piped(data: Vec<u8>, cut: bool) -> InputRef {
+        Rc::new(RefCell::new(Self::Bytes { data, pos: 0, cut }))
     }
 
     pub(crate) fn process() -> InputRef {
@@ -153,7 +269,11 @@ impl Source {
             let mut data = Vec::new();
             // A closed or absent stdin reads as empty, like `< /dev/null`.
             let _ = io::stdin().lock().read_to_end(&mut data);
-            *self = Self::Bytes { data, pos: 0 };
+            *self = Self::Bytes {
+                data,
+                pos: 0,
+                cut: false,
+            };
         }
     }
 
@@ -161,22 +281,54 @@ impl Source {
     pub(crate) fn read_all(&mut self) -> Vec<u8> {
         self.materialize();
         match self {
-            Self::Bytes { data, pos } => {
+            Self::Bytes { data, pos, cut } => {
                 let rest = data.get(*pos..).unwrap_or_default().to_vec();
                 *pos = data.len();
+                reached_a_cut(*cut);
                 rest
             }
             Self::Process => Vec::new(),
         }
     }
 
+    /// What is not yet read, a piece at a time, until `enough` says the
+    /// reader has what it needs (or the input ends): `head -n 3` takes
+    /// the start of a pipe and leaves the rest, so it never reads up to
+    /// where a full pipe was cut.
+    pub(crate) fn read_until(&mut self, mut enough: impl FnMut(&[u8]) -> bool) -> Vec<u8> {
+        self.materialize();
+        let Self::Bytes { data, pos, cut } = self else {
+            return Vec::new();
+        };
+        let start = (*pos).min(data.len());
+        let mut end = start;
+        // Pieces double, so `enough` (which looks at all it got) scans the
+        // input a bounded number of times whatever its length.
+        let mut piece = 64 << 10;
+        while end < data.len() {
+            end = end.saturating_add(piece).min(data.len());
+            piece = piece.saturating_mul(2);
+            if enough(&data[start..end]) {
+                break;
+            }
+        }
+        *pos = end;
+        if end == data.len() {
+            reached_a_cut(*cut);
+        }
+        data[start..end].to_vec()
+    }
+
     /// The next byte, or `None` at end of input.
     pub(crate) fn read_byte(&mut self) -> Option<u8> {
         self.materialize();
-        let Self::Bytes { data, pos } = self else {
+        let Self::Bytes { data, pos, cut } = self else {
             return None;
         };
-        let byte = *data.get(*pos)?;
+        let Some(&byte) = data.get(*pos) else {
+            reached_a_cut(*cut);
+            return None;
+        };
         *pos += 1;
         Some(byte)
     }
@@ -207,14 +359,6 @@ impl Io {
     }
 
     pub(crate) fn err(&self, bytes: &[u8]) {
-        // What was printed before this error must come out before it, as
-        // from a real process writing straight to its descriptors.
-        if !Rc::ptr_eq(&self.stdout, &self.stderr)
-            && let Ok(mut out) = self.stdout.try_borrow_mut()
-            && matches!(*out, Sink::Stream { .. })
-        {
-            let _ = out.flush();
-        }
         let mut sink = self.stderr.borrow_mut();
         let _ = sink.write_bytes(bytes);
         // Errors are rare and should appear promptly next to stdout.

@@ -1,5 +1,5 @@
 //! Parity of `gzip`, `gunzip`, `zcat` and `tar`
-//! (`src/utils/coreutils/{gzip,tar}.rs`) with GNU gzip 1.12 and GNU tar
+//! (`src/programs/coreutils/{gzip,tar}.rs`) with GNU gzip 1.12 and GNU tar
 //! 1.34 under GNU bash 5.2.15 (Debian 12): each command string runs
 //! through the interpreter in a fresh temporary folder and must produce the
 //! stdout, stderr and exit status that `bash -c` produced for it on the

@@ -1,4 +1,4 @@
-//! Parity of the coreutils (`src/utils/coreutils/`) with GNU coreutils
+//! Parity of the coreutils (`src/programs/coreutils/`) with GNU coreutils
 //! 9.1 under GNU bash 5.2.15 (Debian 12): each command string runs through
 //! the interpreter in a fresh temporary folder and must produce the
 //! stdout, stderr and exit status that `bash -c` produced for it on the

@@ -90,6 +90,9 @@ fn main() {
         }
     };
     println!("\n--- {end:?} after {} ms", started.elapsed().as_millis());
+    if end == GuestEnd::Deadline {
+        println!("--- {}", vm.vcpu_report(Some(std::path::Path::new(kernel))));
+    }
     let mut ok = end == GuestEnd::Reset;
     if echo > 0 {
         let back: Vec<u8> = rx.try_iter().flatten().collect();

@@ -112,6 +112,9 @@ pub struct Capabilities {
     pub mp_state: bool,
     /// `KVM_GET/SET_XSAVE`: the guest's AVX and other extended state.
     pub xsave: bool,
+    /// The local APIC's TSC-deadline mode, which KVM emulates but leaves
+    /// out of `KVM_GET_SUPPORTED_CPUID`: the VMM must advertise it.
+    pub tsc_deadline_timer: bool,
 }
 
 /// An open, checked `/dev/kvm`.
@@ -142,6 +145,7 @@ impl Kvm {
             vcpu_events: fd.check_extension(Cap::VcpuEvents),
             mp_state: fd.check_extension(Cap::MpState),
             xsave: fd.check_extension(Cap::Xsave),
+            tsc_deadline_timer: fd.check_extension(Cap::TscDeadlineTimer),
         };
         let kind = KvmKind::detect();
         tracing::debug!(%kind, ?caps, "opened /dev/kvm");

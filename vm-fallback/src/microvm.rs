@@ -144,10 +144,11 @@ pub fn make_template(
     if end != GuestEnd::Stopped {
         // The reader waits on a pipe whose writer is the VM's: drop it.
         let console = vm.console();
+        let vcpu = vm.vcpu_report(Some(&guest.kernel));
         drop(vm);
         let _ = reader.join();
         return Err(MicrovmError::NotReady(format!(
-            "{end:?} after {} ms; its console's last lines: {}",
+            "{end:?} after {} ms; {vcpu}; its console's last lines: {}",
             boot.as_millis(),
             tail(&console, 5)
         )));

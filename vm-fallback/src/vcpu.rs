@@ -164,6 +164,14 @@ impl Vcpu {
         self.fd.get_regs().map_err(self.ioctl_error("KVM_GET_REGS"))
     }
 
+    /// `KVM_GET_MP_STATE`: runnable, halted, waiting for INIT/SIPI.
+    pub fn mp_state(&self) -> Result<u32, VcpuError> {
+        self.fd
+            .get_mp_state()
+            .map(|state| state.mp_state)
+            .map_err(self.ioctl_error("KVM_GET_MP_STATE"))
+    }
+
     /// Sets the general-purpose registers.
     pub fn set_regs(&self, regs: &kvm_regs) -> Result<(), VcpuError> {
         self.fd

@@ -220,7 +220,7 @@ impl Vm {
             .create_vcpu(u64::from(index))
             .map_err(|source| VmError::CreateVcpu { index, source })?;
         let vcpu = Vcpu::new(fd, index, self.features.clone(), Arc::clone(&self.memory));
-        vcpu.set_cpuid(&cpuid::for_vcpu(&self.cpuid, index))?;
+        vcpu.set_cpuid(&cpuid::for_vcpu(&self.cpuid, index, self.features.caps))?;
         Ok(vcpu)
     }
 

@@ -33,10 +33,7 @@ fn self_test_and_vm_tests_pass_under_amd_svm_in_the_lab() {
     let stderr = String::from_utf8_lossy(&run.stderr);
     println!("{stdout}");
     eprintln!("{stderr}");
-    let reason = stderr
-        .lines()
-        .rfind(|l| l.starts_with("lab: FAILED"))
-        .unwrap_or("no reason given; see the output above");
+    let reason = failure_reason(&stdout, &stderr);
     assert!(
         run.status.success(),
         "the lab run failed ({}): {reason}",
@@ -77,4 +74,35 @@ fn self_test_and_vm_tests_pass_under_amd_svm_in_the_lab() {
             "{test}"
         );
     }
+}
+
+/// Why a lab run failed: the lab's own `lab: FAILED` line, else each guest
+/// section that did not exit 0 with its last lines (a failing test's
+/// `panicked at` and assertion text are there).
+fn failure_reason(stdout: &str, stderr: &str) -> String {
+    if let Some(line) = stderr.lines().rfind(|l| l.starts_with("lab: FAILED")) {
+        return line.to_owned();
+    }
+    let mut failed = Vec::new();
+    for end in stdout
+        .lines()
+        .filter(|l| l.starts_with("<== ") && !l.ends_with(": exit 0"))
+    {
+        let label = end
+            .trim_start_matches("<== ")
+            .rsplit_once(": exit")
+            .map_or(end, |(label, _)| label);
+        let lines = section(stdout, label);
+        let tail = lines[lines.len().saturating_sub(25)..].join("\n    ");
+        failed.push(format!("{end}; its last lines:\n    {tail}"));
+    }
+    if failed.is_empty() {
+        let tail: Vec<&str> = stderr.lines().rev().take(10).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        return format!(
+            "the lab ended without a verdict; its last words: {}",
+            tail.join(" | ")
+        );
+    }
+    failed.join("\n")
 }

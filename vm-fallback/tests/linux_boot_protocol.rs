@@ -41,7 +41,9 @@ fn the_kernel_reads_our_command_line_and_memory_map() {
     );
     if kvm.kind() == KvmKind::Pvm {
         assert_eq!(end, GuestEnd::Deadline, "{console}");
-        assert!(started.elapsed() < Duration::from_secs(4));
+        // Ended by its deadline's mechanism, not by the test giving up: a
+        // generous bound, since a loaded host is slow to wake.
+        assert!(started.elapsed() < Duration::from_secs(30));
     } else {
         assert_ne!(end, GuestEnd::Deadline, "{console}");
     }

@@ -124,6 +124,8 @@ pub enum WireLimit {
     Output,
     DiskBytes,
     DiskFiles,
+    Pipe,
+    Stack,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

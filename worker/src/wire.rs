@@ -68,6 +68,8 @@ impl From<LimitHit> for WireLimit {
             LimitHit::Output => WireLimit::Output,
             LimitHit::DiskBytes => WireLimit::DiskBytes,
             LimitHit::DiskFiles => WireLimit::DiskFiles,
+            LimitHit::Pipe => WireLimit::Pipe,
+            LimitHit::Stack => WireLimit::Stack,
         }
     }
 }
@@ -81,6 +83,8 @@ impl From<WireLimit> for LimitHit {
             WireLimit::Output => LimitHit::Output,
             WireLimit::DiskBytes => LimitHit::DiskBytes,
             WireLimit::DiskFiles => LimitHit::DiskFiles,
+            WireLimit::Pipe => LimitHit::Pipe,
+            WireLimit::Stack => LimitHit::Stack,
         }
     }
 }

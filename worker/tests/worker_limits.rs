@@ -96,8 +96,10 @@ async fn destroy_mid_command_kills_at_once() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     let started = std::time::Instant::now();
     worker.destroy().await;
+    // Killed, not waited for: the command would run 30 s (a generous
+    // bound, explained: a loaded host may be slow to reap).
     assert!(
-        started.elapsed() < Duration::from_secs(2),
+        started.elapsed() < Duration::from_secs(20),
         "{:?}",
         started.elapsed()
     );

@@ -254,15 +254,16 @@ async fn shell(run: &RunContext, call: &ToolCall, command: &str, args: &Value) -
     if let Some(limit) = &result.limit {
         text.push_str(&format!("limit hit: {limit}\n"));
     }
-    text.push_str(&format!(
-        "stdout:\n{}\nstderr:\n{}",
-        result.stdout, result.stderr
-    ));
+    // One sequence, as a terminal shows it: which lines were errors is
+    // told by their order next to the rest, not by two separate buffers.
+    text.push_str("output (stdout and stderr, in the order written):\n");
+    text.push_str(&result.output);
     ToolOutput {
         stdout: result.stdout,
         stderr: result.stderr,
         exit_code: i64::from(result.exit_code),
         for_model: truncate_for_model(&text),
+        refused: false,
     }
 }
 
@@ -271,6 +272,7 @@ fn refusal(message: &str) -> ToolOutput {
         stderr: message.to_string(),
         exit_code: 1,
         for_model: format!("error: {message}"),
+        refused: true,
         ..Default::default()
     }
 }

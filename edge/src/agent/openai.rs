@@ -100,6 +100,10 @@ pub struct OpenAiClient {
     pub http: reqwest::Client,
     pub base_url: String,
     pub key: Option<String>,
+    /// Cuts the key (and every other secret) out of what the provider
+    /// says: its errors and its turns (an echoing gateway, a model that
+    /// repeats its own headers).
+    pub scrubber: std::sync::Arc<crate::broker::Scrubber>,
 }
 
 impl OpenAiClient {
@@ -108,7 +112,31 @@ impl OpenAiClient {
         request: &ModelRequest,
         deadline: Instant,
     ) -> Result<ModelTurn, ModelError> {
-        let body = json!({
+        match self.complete_raw(request, deadline).await {
+            Ok(turn) => Ok(self.scrub_turn(turn)),
+            Err(e) => Err(match e {
+                ModelError::Retryable(m) => ModelError::Retryable(self.scrubber.scrub(&m)),
+                ModelError::Provider(m) => ModelError::Provider(self.scrubber.scrub(&m)),
+                ModelError::Protocol(m) => ModelError::Protocol(self.scrubber.scrub(&m)),
+            }),
+        }
+    }
+
+    fn scrub_turn(&self, mut turn: ModelTurn) -> ModelTurn {
+        turn.content = self.scrubber.scrub(&turn.content);
+        for call in &mut turn.tool_calls {
+            call.name = self.scrubber.scrub(&call.name);
+            call.arguments = self.scrubber.scrub(&call.arguments);
+        }
+        turn
+    }
+
+    async fn complete_raw(
+        &self,
+        request: &ModelRequest,
+        deadline: Instant,
+    ) -> Result<ModelTurn, ModelError> {
+        let mut body = json!({
             "model": request.upstream,
             "messages": request.messages,
             "tools": request.tools,
@@ -116,6 +144,12 @@ impl OpenAiClient {
             "stream": true,
             "stream_options": {"include_usage": true},
         });
+        // With every tool off there are none: providers refuse `"tools": []`.
+        if request.tools.is_empty()
+            && let Some(map) = body.as_object_mut()
+        {
+            map.remove("tools");
+        }
         let mut backoff = FIRST_BACKOFF;
         let mut last = ModelError::Provider("no attempt made".into());
         for attempt in 1..=ATTEMPTS {
@@ -131,7 +165,8 @@ impl OpenAiClient {
                     tracing::warn!(
                         attempt,
                         wait_ms = wait.as_millis() as u64,
-                        "model call failed, retrying: {last}"
+                        "model call failed, retrying: {}",
+                        self.scrubber.scrub(&last.to_string())
                     );
                     tokio::time::sleep(wait).await;
                     backoff *= 2;

@@ -48,7 +48,7 @@ pub fn tools(permissions: &Permissions, connections: &[(String, ConnectionConfig
     if permissions.shell {
         tools.push(json!({"type": "function", "function": {
             "name": "shell",
-            "description": "Run a bash command in the sandbox; returns its exit code, stdout and stderr.",
+            "description": "Run a bash command in the sandbox; returns its exit code and its output (stdout and stderr merged in the order written).",
             "parameters": {"type": "object", "properties": {
                 "command": {"type": "string", "description": "The command line, run with bash -c."},
                 "timeout_seconds": {"type": "integer", "minimum": 1, "maximum": 300, "description": "Time limit (default 60)."},

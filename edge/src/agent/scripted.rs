@@ -2,9 +2,10 @@
 //! same agent loop through the same interface. Its script is data — a
 //! TOML file of turns, each either tool calls or an answer whose
 //! templates quote the tools' real outputs (`models/seed.toml`, built in
-//! as `scripted/seed`; `scripted:PATH` loads another from the server's
-//! disk). Token counts are estimated from the text, so budgets and
-//! `model.call` events behave as with a real model.
+//! as `scripted/seed`). An operator adds others in the model catalogue
+//! (`provider = "scripted"`, `upstream = "/path/file.toml"`): a request
+//! names a catalogue id, never a file. Token counts are estimated from the
+//! text, so budgets and `model.call` events behave as with a real model.
 
 use std::path::Path;
 
@@ -16,6 +17,9 @@ use super::{ModelError, ModelTurn};
 
 /// The seed run's script (SEED.md).
 pub const SEED: &str = include_str!("../../models/seed.toml");
+
+/// Largest script file read.
+pub const MAX_SCRIPT_BYTES: u64 = 1 << 20;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -47,10 +51,53 @@ impl Script {
         Ok(script)
     }
 
+    /// Reads a script file the operator configured. Blocking: call it at
+    /// start-up or off the async threads. Only a regular file of at most
+    /// `MAX_SCRIPT_BYTES` is read; it is opened without blocking and
+    /// checked on the open file, so a FIFO, a device or a file swapped in
+    /// after a check can neither hang the reader nor fill its memory.
     pub fn load(path: &Path) -> Result<Script, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        Script::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        let shown = path.display();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(path)
+            .map_err(|e| format!("cannot read {shown}: {e}"))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| format!("cannot read {shown}: {e}"))?;
+        if !meta.is_file() {
+            return Err(format!("{shown} is not a regular file"));
+        }
+        if meta.len() > MAX_SCRIPT_BYTES {
+            return Err(format!(
+                "{shown} is over {MAX_SCRIPT_BYTES} bytes, the largest script read"
+            ));
+        }
+        let mut text = String::new();
+        file.take(MAX_SCRIPT_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(|e| format!("cannot read {shown}: {e}"))?;
+        if text.len() as u64 > MAX_SCRIPT_BYTES {
+            return Err(format!(
+                "{shown} is over {MAX_SCRIPT_BYTES} bytes, the largest script read"
+            ));
+        }
+        Script::parse(&text).map_err(|e| format!("{shown}: {e}"))
+    }
+
+    /// The script of a `scripted` model: `seed` is built in, anything else
+    /// is a file the operator configured, read on a blocking thread.
+    pub async fn for_upstream(upstream: &str) -> Result<Script, String> {
+        if upstream == "seed" {
+            return Script::parse(SEED);
+        }
+        let path = std::path::PathBuf::from(upstream);
+        tokio::task::spawn_blocking(move || Script::load(&path))
+            .await
+            .map_err(|_| "the script could not be read".to_string())?
     }
 
     /// The model's next turn given the conversation so far.
@@ -75,7 +122,7 @@ impl Script {
                 (String::new(), calls)
             }
             Some(turn) => (
-                render(turn.answer.as_deref().unwrap_or(""), &outputs),
+                answer(turn.answer.as_deref().unwrap_or(""), &outputs),
                 Vec::new(),
             ),
             None => ("(the script has no more turns)".to_string(), Vec::new()),
@@ -94,6 +141,19 @@ impl Script {
             )),
         })
     }
+}
+
+/// The final answer. A template quotes real results; when a tool was
+/// refused there are none, and the answer says so instead of claiming
+/// what did not happen (finding G15).
+fn answer(template: &str, outputs: &[&ToolOutput]) -> String {
+    if let Some(refused) = outputs.iter().find(|o| o.refused) {
+        return format!(
+            "I could not do what was asked: {}. No command ran, so there are no results to report.",
+            refused.stderr.trim_end().trim_end_matches('.')
+        );
+    }
+    render(template, outputs)
 }
 
 /// Fills `{{call_N.field}}` and `{{call_N.field.lineK}}` from tool outputs.
@@ -173,6 +233,7 @@ mod tests {
             stderr: stderr.into(),
             exit_code: code,
             for_model: String::new(),
+            refused: false,
         };
         t.steps.push(Step::Tool {
             call_id: "call_1".into(),
@@ -220,6 +281,22 @@ mod tests {
         );
         assert!(answer.content.contains("curl exited 6"));
         assert!(answer.usage.unwrap().0 > 0);
+    }
+
+    #[test]
+    fn refused_tools_are_not_reported_as_results() {
+        let refused = ToolOutput {
+            stderr: "the shell tool is not allowed in this run".into(),
+            exit_code: 1,
+            refused: true,
+            ..Default::default()
+        };
+        let text = answer("curl exited {{call_1.exit_code}}", &[&refused]);
+        assert!(!text.contains("curl exited"), "{text}");
+        assert!(
+            text.starts_with("I could not do what was asked: the shell tool is not allowed"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -21,6 +21,8 @@ pub struct ToolOutput {
     pub exit_code: i64,
     /// The text the model is given (possibly truncated, with a note).
     pub for_model: String,
+    /// The tool did not run at all (not allowed, unknown, bad arguments).
+    pub refused: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -61,7 +61,7 @@ pub const PROBLEMS: &[(&str, u16, &str, &str)] = &[
         "payload-too-large",
         413,
         "The body is too large",
-        "Request bodies are at most 1 MiB.",
+        "Request bodies are at most 1 MiB besides `files`, 12 MiB in all.",
     ),
     (
         "validation-failed",

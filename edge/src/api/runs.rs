@@ -4,8 +4,10 @@
 //! its live timeline.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::{Body, to_bytes};
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -59,12 +61,19 @@ async fn create_run(
         )
         .header(header::RETRY_AFTER, wait.as_secs().max(1).to_string())
     })?;
-    let bytes = to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| {
-        Problem::new(
-            "payload-too-large",
-            format!("the body is over {MAX_BODY_BYTES} bytes"),
-        )
-    })?;
+    let body_timeout = Duration::from_secs(edge.config.limits.body_read_timeout_seconds.max(1));
+    let bytes = tokio::time::timeout(body_timeout, to_bytes(body, MAX_BODY_BYTES))
+        .await
+        .map_err(|_| {
+            Problem::new(
+                "invalid-request",
+                format!(
+                    "the body did not arrive within {} s",
+                    body_timeout.as_secs()
+                ),
+            )
+        })?
+        .map_err(body_problem)?;
     let object = parse_object(&bytes)?;
     let is_connection = |c: &str| {
         edge.config
@@ -86,10 +95,12 @@ async fn create_run(
         response: record.to_json().to_string(),
         not_before: now_ms() - IDEMPOTENCY_TTL.as_millis() as i64,
     });
+    let first = lifecycle::first_event(&record);
     let new = NewRun {
         record: record.clone(),
         idempotency: claim,
         max_in_flight: i64::from(edge.config.limits.concurrent_runs),
+        first_event: Some(first.to_stored()),
     };
     let wants_stream = wants_event_stream(headers);
     match edge
@@ -104,7 +115,7 @@ async fn create_run(
             let Some(spec) = spec_for(edge, &record, &request) else {
                 return Err(Problem::internal(&"a validated model did not resolve"));
             };
-            lifecycle::spawn(edge.clone(), record.clone(), spec, request.files);
+            lifecycle::spawn(edge.clone(), record.clone(), spec, request.files, first);
             let response = if wants_stream {
                 timeline_stream::response(edge.clone(), record.id.clone(), 0)
             } else {
@@ -191,12 +202,10 @@ fn new_record(edge: &Edge, org: &Org, request: &RunRequest, zdr: bool) -> RunRec
     }
 }
 
-/// A catalogue model, or a readable script (`scripted:PATH`, server-side).
+/// A model of the catalogue. Nothing a request names is read from the
+/// server's disk: scripted models are catalogue entries the operator made.
 fn is_model(edge: &Edge, id: &str) -> bool {
-    match id.strip_prefix("scripted:") {
-        Some(path) => crate::agent::scripted::Script::load(std::path::Path::new(path)).is_ok(),
-        None => edge.config.resolve_model(id).is_some(),
-    }
+    edge.config.resolve_model(id).is_some()
 }
 
 fn spec_for(edge: &Edge, record: &RunRecord, request: &RunRequest) -> Option<RunSpec> {
@@ -318,6 +327,25 @@ async fn consistent_view(
     Err(Problem::not_found())
 }
 
+/// Why a body could not be read: too large, or not a body at all (a
+/// malformed chunked encoding, a connection cut mid-body: finding D5).
+fn body_problem(e: axum::Error) -> Problem {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+    while let Some(error) = cause {
+        if error.is::<http_body_util::LengthLimitError>() {
+            return Problem::new(
+                "payload-too-large",
+                format!("the body is over {MAX_BODY_BYTES} bytes"),
+            );
+        }
+        cause = error.source();
+    }
+    Problem::new(
+        "invalid-request",
+        format!("the body could not be read ({e})"),
+    )
+}
+
 #[derive(Deserialize)]
 pub struct ListQuery {
     limit: Option<String>,
@@ -327,10 +355,18 @@ pub struct ListQuery {
 pub async fn list(
     State(edge): State<Arc<Edge>>,
     headers: HeaderMap,
-    Query(q): Query<ListQuery>,
+    query: Result<Query<ListQuery>, QueryRejection>,
 ) -> Response {
     let result = async {
         let org = organisation(&edge, &headers).await?;
+        // A query string that does not parse (a parameter given twice, say)
+        // is the caller's error, in problem+json like every other.
+        let Query(q) = query.map_err(|e| {
+            Problem::new(
+                "validation-failed",
+                format!("the query string: {}", e.body_text()),
+            )
+        })?;
         let limit = match q.limit.as_deref() {
             None => DEFAULT_PAGE,
             Some(text) => text

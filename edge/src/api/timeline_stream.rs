@@ -21,6 +21,9 @@ use crate::server::Edge;
 use crate::timeline::Event;
 use crate::timestamp::now_ms;
 
+/// The most events a reader holds at once: a reader that does not read
+/// holds one page, never its own copy of a whole timeline (finding D2).
+const PAGE: usize = 256;
 /// Reconnect delay suggested to clients.
 const RETRY_HINT: Duration = Duration::from_secs(2);
 /// Comment-line interval on an idle stream.
@@ -36,6 +39,7 @@ const ORPHAN_AFTER_MS: i64 = 10_000;
 
 pub fn response(edge: Arc<Edge>, run_id: String, after: i64) -> Response {
     edge.metrics.reader_opened();
+    let ending = edge.streams_ending();
     let reader = Reader {
         guard: ReaderGuard(edge.clone()),
         edge,
@@ -53,6 +57,9 @@ pub fn response(edge: Arc<Edge>, run_id: String, after: i64) -> Response {
             .data(event.data.to_string());
         Some((Ok::<_, Infallible>(sse), reader))
     });
+    // A stopping server ends every stream; the client resumes elsewhere
+    // with `Last-Event-ID`.
+    let events = futures_util::StreamExt::take_until(events, ending);
     Sse::new(futures_util::StreamExt::chain(hint, events))
         .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
         .into_response()
@@ -90,10 +97,15 @@ impl Reader {
         if let Some(live) = self.edge.hub.get(&self.run_id) {
             let mut changed = live.subscribe();
             loop {
-                let events = live.after(self.last);
+                let events = live.page(self.last, PAGE);
                 if !events.is_empty() {
                     self.queue.extend(events);
                     return true;
+                }
+                // A reader already past the last event (a `Last-Event-ID`
+                // beyond the end) has nothing to wait for (finding G9).
+                if live.has_ended() {
+                    return false;
                 }
                 // The run was closed: what is left is in the store.
                 if changed.changed().await.is_err() {
@@ -105,7 +117,12 @@ impl Reader {
         // and the wait still wakes the reader.
         let mut woken = self.edge.store.watch_run(&self.run_id);
         loop {
-            let stored = match self.edge.store.events(&self.run_id, self.last).await {
+            let stored = match self
+                .edge
+                .store
+                .events_page(&self.run_id, self.last, PAGE as i64)
+                .await
+            {
                 Ok(events) => events,
                 Err(e) => {
                     tracing::warn!(run_id = %self.run_id, error = %e, "timeline read failed");
@@ -136,10 +153,16 @@ impl Reader {
         if !run.status.is_terminal() {
             return false;
         }
-        let seen_last = match self.edge.store.events(&self.run_id, self.last - 1).await {
-            Ok(events) => events
-                .first()
-                .is_some_and(|e| e.seq == self.last && e.kind == "worker.destroyed"),
+        // The reader has the last event, or is past it (a `Last-Event-ID`
+        // beyond the end, finding G9).
+        let seen_last = match self.edge.store.last_seq(&self.run_id).await {
+            Ok(last) if last <= self.last => {
+                match self.edge.store.events(&self.run_id, last - 1).await {
+                    Ok(events) => events.first().is_some_and(|e| e.kind == "worker.destroyed"),
+                    Err(_) => true,
+                }
+            }
+            Ok(_) => false,
             Err(_) => true,
         };
         seen_last || now_ms() - run.ended_at.unwrap_or(0) > ORPHAN_AFTER_MS

@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use reqwest::Url;
 use serde_json::json;
 
 use super::{Broker, HttpResult, respond};
@@ -37,28 +38,29 @@ impl Broker {
         run.events
             .emit("web.request", json!({"call_id": call_id, "connection": call.name, "method": method, "url": call.path}))
             .await;
-        let result = match allowed(conn, &method, call.path) {
-            Ok(()) => self.send(conn, &method, call.path, call.body).await,
+        let result = match checked_url(conn, &method, call.path) {
+            Ok(url) => self.send(conn, &method, url, call.body).await,
             Err(reason) => Err(reason),
         };
         run.meter.web(self.web_price_micros());
         let event = json!({"call_id": call_id, "connection": call.name, "url": call.path});
-        respond(run, event, result).await
+        respond(run, &self.scrubber, event, result).await
     }
 
+    /// Sends exactly the URL that was checked. A redirect is not
+    /// followed: the 3xx and its `Location` go back to the model.
     async fn send(
         &self,
         conn: &ConnectionConfig,
         method: &str,
-        path: &str,
+        url: Url,
         body: Option<&str>,
     ) -> HttpResult {
         let method = reqwest::Method::from_bytes(method.as_bytes())
             .map_err(|_| format!("{method} is not an HTTP method"))?;
-        let url = format!("{}{path}", conn.base_url.trim_end_matches('/'));
-        let mut request = self.http.request(method, &url).timeout(TIMEOUT);
+        let mut request = self.connections.request(method, url).timeout(TIMEOUT);
         if let Some(var) = &conn.credential_env {
-            let credential = std::env::var(var).map_err(|_| {
+            let credential = self.secret(var).ok_or_else(|| {
                 "the connection's credential is not configured on the server".to_string()
             })?;
             let value = if conn.auth_header.eq_ignore_ascii_case("authorization") {
@@ -77,37 +79,114 @@ impl Broker {
             .send()
             .await
             .map_err(|_| "the connection could not be reached".to_string())?;
-        let status = response.status().as_u16();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|_| "the connection's answer broke off".to_string())?;
-        let text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_BYTES)]).into_owned();
-        Ok((status, text))
+        let status = response.status();
+        let location = match response.headers().get(reqwest::header::LOCATION) {
+            Some(v) if status.is_redirection() => {
+                Some(String::from_utf8_lossy(v.as_bytes()).into_owned())
+            }
+            _ => None,
+        };
+        // Read a little past the cap, so a secret cut by it is still
+        // whole when the scrubber looks, then cut.
+        let bytes = read_capped(response, MAX_BYTES + self.scrubber.longest()).await?;
+        let text = self.scrubber.scrub(&String::from_utf8_lossy(&bytes));
+        let mut text = cut(text, MAX_BYTES);
+        if let Some(location) = location {
+            text = format!("(redirect not followed; Location: {location})\n{text}");
+        }
+        Ok((status.as_u16(), text))
     }
+}
+
+async fn read_capped(response: reqwest::Response, cap: usize) -> Result<Vec<u8>, String> {
+    use futures_util::StreamExt;
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| "the connection's answer broke off".to_string())?;
+        let room = cap - body.len();
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if body.len() >= cap {
+            break;
+        }
+    }
+    Ok(body)
+}
+
+/// `text` cut to at most `max` bytes, at a character boundary.
+fn cut(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let end = (0..=max)
+            .rev()
+            .find(|&i| text.is_char_boundary(i))
+            .unwrap_or(0);
+        text.truncate(end);
+    }
+    text
 }
 
 /// Whether the connection's allow-list lets `method` `path` through.
 pub fn allowed(conn: &ConnectionConfig, method: &str, path: &str) -> Result<(), String> {
+    checked_url(conn, method, path).map(|_| ())
+}
+
+/// The URL to call for `method` `path`, if the allow-list lets it through.
+///
+/// The checks are made on the URL as parsed (what is sent), not only on
+/// the string the model gave: a URL parser drops TAB, CR and LF and
+/// collapses dot segments, so `/gists/.\t./x` would be `/x`. The path
+/// must have no control character at all, no dot segment, encoded dot or
+/// slash, backslash or empty segment; the parsed URL must keep the base
+/// URL's scheme, host and port, stay under its path, and what follows the
+/// base path must match an allowed pattern.
+pub fn checked_url(conn: &ConnectionConfig, method: &str, path: &str) -> Result<Url, String> {
+    if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return Err(format!("refused: {method:?} is not an HTTP method"));
+    }
     if !conn.methods.iter().any(|m| m.eq_ignore_ascii_case(method)) {
         return Err(format!(
             "refused: {method} is not allowed on this connection (allowed: {})",
             conn.methods.join(", ")
         ));
     }
+    if path.chars().any(char::is_control) {
+        return Err(format!("refused: {path:?} contains a control character"));
+    }
+    let plain = |p: &str| {
+        let lower = p.to_ascii_lowercase();
+        p.starts_with('/')
+            && !p.contains("//")
+            && !p.contains('\\')
+            && !lower.contains("%2e")
+            && !lower.contains("%2f")
+            && !lower.contains("%5c")
+            && !p.split('/').any(|s| s == ".." || s == ".")
+    };
     let bare = path.split(['?', '#']).next().unwrap_or("");
-    let lower = bare.to_ascii_lowercase();
-    if !bare.starts_with('/')
-        || bare.contains("//")
-        || bare.contains('\\')
-        || lower.contains("%2e")
-        || lower.contains("%2f")
-        || bare.split('/').any(|s| s == ".." || s == ".")
-    {
+    if !plain(bare) {
         return Err(format!("refused: {path} is not a plain absolute path"));
     }
-    if conn.paths.iter().any(|pattern| path_matches(pattern, bare)) {
-        Ok(())
+    let base = Url::parse(&conn.base_url)
+        .map_err(|_| "the connection's base_url is not a URL".to_string())?;
+    let url = Url::parse(&format!("{}{path}", conn.base_url.trim_end_matches('/')))
+        .map_err(|_| format!("refused: {path} does not make a URL"))?;
+    if url.origin() != base.origin() || url.username() != base.username() {
+        return Err(format!("refused: {path} leaves the connection's host"));
+    }
+    let base_path = base.path().trim_end_matches('/');
+    let rest = match url.path().strip_prefix(base_path) {
+        Some(rest) if rest.starts_with('/') => rest,
+        _ => {
+            return Err(format!(
+                "refused: {path} is outside the connection's base path"
+            ));
+        }
+    };
+    if !plain(rest) {
+        return Err(format!("refused: {path} is not a plain absolute path"));
+    }
+    if conn.paths.iter().any(|pattern| path_matches(pattern, rest)) {
+        Ok(url)
     } else {
         Err(format!(
             "refused: {path} is outside the connection's allowed paths"
@@ -171,5 +250,102 @@ mod tests {
         ] {
             assert!(allowed(&c, method, path).is_err(), "{method} {path}");
         }
+    }
+
+    fn echo() -> ConnectionConfig {
+        ConnectionConfig {
+            orgs: vec!["acme".into()],
+            base_url: "http://127.0.0.1:7200/api".into(),
+            credential_env: None,
+            auth_header: "Authorization".into(),
+            methods: vec!["GET".into()],
+            paths: vec![
+                "/issues/*".into(),
+                "/projects/*/issues".into(),
+                "/gists/**".into(),
+            ],
+        }
+    }
+
+    #[test]
+    fn control_characters_and_dot_tricks_are_refused() {
+        let c = echo();
+        for path in [
+            "/gists/.\t./.\t./.\t./SECRET-ADMIN",
+            "/gists/.\r./.\r./beta/x",
+            "/gists/.\n./x",
+            "/issues/.\t.",
+            "/projects/.\t./issues",
+            "/issues/1\u{7f}",
+            "/issues/1\u{85}",
+            "/issues/1?q=\n",
+            "/gists/%2E%2e/x",
+            "/gists/x%5c..%5cy",
+            "/gists/x\\..\\y",
+        ] {
+            assert!(checked_url(&c, "GET", path).is_err(), "{path:?}");
+        }
+        for method in ["GET\t", "G\rET", "", "GET /x HTTP/1.1\r\n"] {
+            assert!(checked_url(&c, method, "/issues/1").is_err(), "{method:?}");
+        }
+        let url = checked_url(&c, "GET", "/issues/1?state=open").unwrap();
+        assert_eq!(
+            url.as_str(),
+            "http://127.0.0.1:7200/api/issues/1?state=open"
+        );
+    }
+
+    /// A bounded property test: whatever path is made of dots, slashes,
+    /// control characters, encodings and names, if it is accepted then the
+    /// URL sent is on the base host, under the base path, free of dot
+    /// segments, and what follows the base path is on the allow-list.
+    #[test]
+    fn every_accepted_path_stays_under_the_base_path_and_on_the_list() {
+        use rand::{Rng, SeedableRng};
+        let c = echo();
+        let tricks = [
+            ".", "..", "\t", "\r", "\n", "%2e", "%2E", "%2f", "\\", "?", "#", "@", ":", "%", " ",
+            "\u{0}", ";", "/", "",
+        ];
+        let names = ["issues", "projects", "gists", "x", "1", "api", "beta"];
+        let mut rng = rand::rngs::StdRng::seed_from_u64(19);
+        let mut accepted = 0;
+        for _ in 0..200_000 {
+            let segments = rng.random_range(1..6);
+            let mut path = String::new();
+            for _ in 0..segments {
+                path.push('/');
+                for _ in 0..rng.random_range(1..3) {
+                    if rng.random_bool(0.3) {
+                        path.push_str(tricks[rng.random_range(0..tricks.len())]);
+                    } else {
+                        path.push_str(names[rng.random_range(0..names.len())]);
+                    }
+                }
+            }
+            let Ok(url) = checked_url(&c, "GET", &path) else {
+                continue;
+            };
+            accepted += 1;
+            assert_eq!(url.host_str(), Some("127.0.0.1"), "{path:?}");
+            assert_eq!(url.port(), Some(7200), "{path:?}");
+            let rest = url
+                .path()
+                .strip_prefix("/api/")
+                .unwrap_or_else(|| panic!("{path:?} -> {url}"));
+            assert!(
+                !rest.split('/').any(|s| s == "." || s == ".."),
+                "{path:?} -> {url}"
+            );
+            let rest = format!("/{rest}");
+            assert!(
+                c.paths.iter().any(|p| path_matches(p, &rest)),
+                "{path:?} -> {url}"
+            );
+        }
+        assert!(
+            accepted > 100,
+            "the generator reaches accepted paths ({accepted})"
+        );
     }
 }

@@ -6,12 +6,15 @@
 
 mod connection;
 mod html;
+pub mod scrub;
 mod ssrf;
 mod web;
 
+use std::sync::Arc;
 use std::time::Duration;
 
-pub use connection::{ConnectionCall, allowed as connection_allows};
+pub use connection::{ConnectionCall, allowed as connection_allows, checked_url};
+pub use scrub::Scrubber;
 pub use ssrf::is_public;
 
 use serde_json::{Value, json};
@@ -19,7 +22,7 @@ use serde_json::{Value, json};
 use crate::agent::openai::OpenAiClient;
 use crate::agent::transcript::ToolOutput;
 use crate::agent::truncate_for_model;
-use crate::config::ModelConfig;
+use crate::config::{Config, ModelConfig};
 use crate::executor::RunContext;
 
 /// `EPHEMERAL_MODEL_URL` / `EPHEMERAL_MODEL_KEY`: send the default model's
@@ -28,20 +31,74 @@ pub const MODEL_URL_ENV: &str = "EPHEMERAL_MODEL_URL";
 pub const MODEL_KEY_ENV: &str = "EPHEMERAL_MODEL_KEY";
 
 pub struct Broker {
+    /// Provider calls.
     http: reqwest::Client,
+    /// Connection calls: redirects are not followed (a 3xx goes back to
+    /// the model), so the credential never reaches another place.
+    connections: reqwest::Client,
     web_price_micros: i64,
+    scrubber: Arc<Scrubber>,
+}
+
+/// Every HTTP client of the broker starts here: proxy variables of the
+/// server's environment (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`) are
+/// ignored, so a call goes where it was checked to go (`web_fetch` pins
+/// the address it checked; a proxy would resolve the name again).
+pub(crate) fn http_client() -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .no_proxy()
+        .connect_timeout(Duration::from_secs(10))
 }
 
 impl Broker {
     pub fn new(web_price_micros: i64) -> Broker {
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
+        let http = http_client().build().unwrap_or_default();
+        let connections = http_client()
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .unwrap_or_default();
         Broker {
             http,
+            connections,
             web_price_micros,
+            scrubber: Arc::new(Scrubber::new()),
         }
+    }
+
+    /// A broker for `config`, knowing every secret the configuration
+    /// names that is set in the environment now (more are registered as
+    /// they are attached).
+    pub fn for_config(config: &Config) -> Broker {
+        let broker = Broker::new(config.prices.web_fetch_micros);
+        let vars = config
+            .catalogue()
+            .into_values()
+            .filter_map(|m| m.api_key_env)
+            .chain(
+                config
+                    .connections
+                    .values()
+                    .filter_map(|c| c.credential_env.clone()),
+            )
+            .chain([MODEL_KEY_ENV.to_string()]);
+        for var in vars {
+            if let Ok(value) = std::env::var(&var) {
+                broker.scrubber.add(&value);
+            }
+        }
+        broker
+    }
+
+    /// The scrubber holding every secret this broker has attached.
+    pub fn scrubber(&self) -> Arc<Scrubber> {
+        self.scrubber.clone()
+    }
+
+    /// Reads a secret from the environment, registering it with the scrubber.
+    fn secret(&self, var: &str) -> Option<String> {
+        let value = std::env::var(var).ok().filter(|k| !k.is_empty())?;
+        self.scrubber.add(&value);
+        Some(value)
     }
 
     /// A client for `model`'s provider with its key attached, or why not.
@@ -52,11 +109,12 @@ impl Broker {
         is_default: bool,
     ) -> Result<OpenAiClient, String> {
         if is_default && let Ok(url) = std::env::var(MODEL_URL_ENV) {
-            let key = std::env::var(MODEL_KEY_ENV).ok().filter(|k| !k.is_empty());
+            let key = self.secret(MODEL_KEY_ENV);
             return Ok(OpenAiClient {
                 http: self.http.clone(),
                 base_url: url,
                 key,
+                scrubber: self.scrubber.clone(),
             });
         }
         let base_url = model
@@ -64,22 +122,16 @@ impl Broker {
             .clone()
             .ok_or_else(|| format!("model {model_id} has no base_url configured"))?;
         let key = match &model.api_key_env {
-            Some(var) => Some(
-                std::env::var(var)
-                    .ok()
-                    .filter(|k| !k.is_empty())
-                    .ok_or_else(|| {
-                        format!(
-                            "model {model_id} needs a provider key: {var} is not set on the server"
-                        )
-                    })?,
-            ),
+            Some(var) => Some(self.secret(var).ok_or_else(|| {
+                format!("model {model_id} needs a provider key: {var} is not set on the server")
+            })?),
             None => None,
         };
         Ok(OpenAiClient {
             http: self.http.clone(),
             base_url,
             key,
+            scrubber: self.scrubber.clone(),
         })
     }
 
@@ -94,7 +146,16 @@ pub type HttpResult = Result<(u16, String), String>;
 
 /// Writes the `web.response` event of a call (`event` holds its
 /// identifying fields) and shapes the result for the model.
-async fn respond(run: &RunContext, mut event: Value, result: HttpResult) -> ToolOutput {
+async fn respond(
+    run: &RunContext,
+    scrubber: &Scrubber,
+    mut event: Value,
+    result: HttpResult,
+) -> ToolOutput {
+    let result = match result {
+        Ok((status, body)) => Ok((status, scrubber.scrub(&body))),
+        Err(reason) => Err(scrubber.scrub(&reason)),
+    };
     match &result {
         Ok((status, body)) => {
             event["status"] = json!(status);

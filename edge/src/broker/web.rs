@@ -27,7 +27,8 @@ impl Broker {
             .await;
         run.meter.web(self.web_price_micros());
         let result = fetch(url).await;
-        respond(run, json!({"call_id": call_id, "url": url}), result).await
+        let event = json!({"call_id": call_id, "url": url});
+        respond(run, &self.scrubber, event, result).await
     }
 }
 
@@ -49,7 +50,7 @@ async fn fetch_checked(url: &str, check: Check) -> HttpResult {
     for _ in 0..=MAX_REDIRECTS {
         let addr = check(&url).await?;
         let host = url.host_str().unwrap_or_default().to_string();
-        let client = reqwest::Client::builder()
+        let client = super::http_client()
             .redirect(reqwest::redirect::Policy::none())
             .resolve(&host, addr)
             .timeout(TIMEOUT)

@@ -53,13 +53,32 @@ enum Command {
     },
 }
 
+/// A usage error in one line, as the README promises: clap's message
+/// without its usage block and tips, and where to look for more.
+fn usage_error_line(e: &clap::Error) -> String {
+    let rendered = e.render().to_string();
+    let message: Vec<&str> = rendered
+        .lines()
+        .take_while(|l| !l.starts_with("Usage:"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
+        .collect();
+    let message = message.join(" ");
+    let message = message.strip_prefix("error: ").unwrap_or(&message);
+    format!("ephemeral: {message} (see `ephemeral --help`)")
+}
+
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            eprintln!("{}", usage_error_line(&e));
+            return ExitCode::from(EXIT_USAGE);
+        }
         Err(e) => {
-            let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
+            // --help and --version: clap's own text, on stdout.
             let _ = e.print();
-            return ExitCode::from(code);
+            return ExitCode::SUCCESS;
         }
     };
     init_tracing(matches!(cli.command, Command::Serve(_)));

@@ -209,8 +209,33 @@ fn flush_lines(partial: &mut [String; 2], all: bool) {
 }
 
 /// One line on stdout; a closed stdout (`| head`) is not an error.
+/// Everything here may come from a sandbox, so control characters are
+/// shown, never sent to the operator's terminal (finding G8: OSC 52 sets
+/// the clipboard, OSC 0 the window title).
 fn out(line: &str) {
-    let _ = writeln!(std::io::stdout().lock(), "{line}");
+    let _ = writeln!(std::io::stdout().lock(), "{}", visible(line));
+}
+
+/// `line` with its control characters in caret notation (`^[` for ESC, as
+/// `cat -v`), C1 controls as `\u{9b}`; tabs stay.
+fn visible(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.chars().any(|c| c.is_control() && c != '\t') {
+        return line.into();
+    }
+    let mut shown = String::with_capacity(line.len() + 8);
+    for c in line.chars() {
+        match c {
+            '\t' => shown.push(c),
+            '\x7f' => shown.push_str("^?"),
+            c if (c as u32) < 0x20 => {
+                shown.push('^');
+                shown.push(char::from(b'@' + c as u8));
+            }
+            c if c.is_control() => shown.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => shown.push(c),
+        }
+    }
+    shown.into()
 }
 
 /// `partial` holds shell output not yet printed: lines are printed whole,
@@ -358,6 +383,23 @@ fn on_off(v: &Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    use super::visible;
+
+    #[test]
+    fn terminal_escapes_are_shown_not_sent() {
+        let hostile = "visible\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\x1b[31mred\u{9b}1m\tend\x7f";
+        let shown = visible(hostile);
+        assert!(
+            !shown.chars().any(|c| c.is_control() && c != '\t'),
+            "{shown}"
+        );
+        assert_eq!(
+            shown,
+            "visible^[]52;c;cm0gLXJmIH4=^G^[[2J^[[31mred\\u{9b}1m\tend^?"
+        );
+        assert_eq!(visible("plain line"), "plain line");
+    }
+
     #[test]
     fn dollars_read_like_the_page() {
         assert_eq!(super::dollars(40_000), "$0.04");

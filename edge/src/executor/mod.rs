@@ -39,7 +39,7 @@ pub struct RunContext {
     pub spec: RunSpec,
     pub events: RunEvents,
     pub meter: Meter,
-    /// The run's sandbox, when the shell is on.
+    /// The run's sandbox: there is one only when the shell is on.
     pub sandbox: Option<SandboxHandle>,
     /// When the run must end.
     pub deadline: Instant,

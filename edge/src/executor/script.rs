@@ -16,7 +16,7 @@ pub struct ScriptExecutor;
 impl Executor for ScriptExecutor {
     fn execute<'a>(&'a self, run: &'a RunContext) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            if run.sandbox.is_none() {
+            if !run.spec.permissions.shell || run.sandbox.is_none() {
                 return Outcome::Failed(RunError::new(
                     "shell_disabled",
                     "the script model runs shell commands, and this run has the shell off",

@@ -20,6 +20,9 @@ pub struct ShellResult {
     pub exit_code: i32,
     pub stdout: String,
     pub stderr: String,
+    /// Both streams merged in the order the command wrote them, as a
+    /// terminal (or `2>&1`) shows them: what the model reads.
+    pub output: String,
     pub truncated: bool,
     /// The limit the command hit, by name (`command_timeout`, `memory`, …).
     pub limit: Option<String>,
@@ -56,12 +59,21 @@ impl RunContext {
             exit_code: 126,
             stdout: String::new(),
             stderr: String::new(),
+            output: String::new(),
             truncated: false,
             limit: None,
             duration_ms: 0,
         };
-        let Some(sandbox) = &self.sandbox else {
+        // The permission is checked here too, where every executor's
+        // commands pass: with the shell off no command runs, whatever
+        // the executor (and the run has no sandbox anyway).
+        let sandbox = match &self.sandbox {
+            Some(sandbox) if self.spec.permissions.shell => Some(sandbox),
+            _ => None,
+        };
+        let Some(sandbox) = sandbox else {
             result.stderr = "the shell is off for this run\n".into();
+            result.output.clone_from(&result.stderr);
             return result;
         };
         let mut rx = sandbox.exec(command, timeout);
@@ -93,7 +105,9 @@ impl RunContext {
                 next = rx.recv().await;
             }
         }
-        result.stderr.push_str("the sandbox ended unexpectedly\n");
+        let line = "the sandbox ended unexpectedly\n";
+        result.stderr.push_str(line);
+        result.output.push_str(line);
         result
     }
 
@@ -108,9 +122,9 @@ impl RunContext {
                 Some(result.clone())
             }
             ExecEvent::Failed(message) => {
-                result
-                    .stderr
-                    .push_str(&format!("sandbox error: {message}\n"));
+                let line = format!("sandbox error: {message}\n");
+                result.stderr.push_str(&line);
+                result.output.push_str(&line);
                 Some(result.clone())
             }
             ExecEvent::Output(..) => None,
@@ -137,6 +151,7 @@ impl RunContext {
             Stream::Stdout => result.stdout.push_str(&text),
             Stream::Stderr => result.stderr.push_str(&text),
         }
+        result.output.push_str(&text);
         self.events
             .emit(
                 "shell.output",

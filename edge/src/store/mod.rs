@@ -78,6 +78,10 @@ pub struct NewRun {
     pub idempotency: Option<IdempotencyClaim>,
     /// Runs in flight the organisation may have at most.
     pub max_in_flight: i64,
+    /// The run's first event (`budget.reserved`), stored in the creating
+    /// transaction: a run that was answered 201 always has it, even if the
+    /// server dies right after (finding D4).
+    pub first_event: Option<StoredEvent>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -206,6 +210,16 @@ impl Store {
     }
     pub async fn events(&self, run_id: &str, after_seq: i64) -> Result<Vec<StoredEvent>> {
         dispatch!(self.events(run_id, after_seq))
+    }
+    /// At most `limit` events after `after_seq`, for readers that must not
+    /// hold a whole timeline at once.
+    pub async fn events_page(
+        &self,
+        run_id: &str,
+        after_seq: i64,
+        limit: i64,
+    ) -> Result<Vec<StoredEvent>> {
+        dispatch!(self.events_page(run_id, after_seq, limit))
     }
     pub async fn last_seq(&self, run_id: &str) -> Result<i64> {
         dispatch!(self.last_seq(run_id))

@@ -386,10 +386,19 @@ impl PgStore {
     }
 
     pub async fn events(&self, run_id: &str, after_seq: i64) -> Result<Vec<StoredEvent>> {
+        self.events_page(run_id, after_seq, i64::MAX).await
+    }
+
+    pub async fn events_page(
+        &self,
+        run_id: &str,
+        after_seq: i64,
+        limit: i64,
+    ) -> Result<Vec<StoredEvent>> {
         let rows = self
             .query(
-                "SELECT seq, type, data FROM events WHERE run_id = $1 AND seq > $2 ORDER BY seq",
-                &[&run_id, &after_seq],
+                "SELECT seq, type, data FROM events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+                &[&run_id, &after_seq, &limit],
             )
             .await?;
         let event = |r: &Row| -> Result<StoredEvent> {
@@ -617,6 +626,13 @@ async fn reserve(tx: &Transaction<'_>, new: &NewRun) -> Result<()> {
         &[&run.org_id, &run.id, &run.reserved_micros, &run.created_at],
     )
     .await?;
+    if let Some(event) = &new.first_event {
+        tx.execute(
+            "INSERT INTO events (run_id, seq, type, data) VALUES ($1, $2, $3, $4)",
+            &[&run.id, &event.seq, &event.kind, &event.data],
+        )
+        .await?;
+    }
     if let Some(claim) = &new.idempotency {
         tx.execute(
             "INSERT INTO idempotency_keys (org_id, key, fingerprint, run_id, response, created_at)

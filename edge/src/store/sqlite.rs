@@ -174,6 +174,12 @@ impl SqliteStore {
                 "INSERT INTO ledger_entries (org_id, run_id, kind, amount_micros, at) VALUES (?1, ?2, 'reserve', ?3, ?4)",
                 params![run.org_id, run.id, run.reserved_micros, run.created_at],
             )?;
+            if let Some(event) = &new.first_event {
+                tx.execute(
+                    "INSERT INTO events (run_id, seq, type, data) VALUES (?1, ?2, ?3, ?4)",
+                    params![run.id, event.seq, event.kind, event.data],
+                )?;
+            }
             if let Some(claim) = &new.idempotency {
                 tx.execute(
                     "INSERT INTO idempotency_keys (org_id, key, fingerprint, run_id, response, created_at)
@@ -327,13 +333,22 @@ impl SqliteStore {
     }
 
     pub async fn events(&self, run_id: &str, after_seq: i64) -> Result<Vec<StoredEvent>> {
+        self.events_page(run_id, after_seq, i64::MAX).await
+    }
+
+    pub async fn events_page(
+        &self,
+        run_id: &str,
+        after_seq: i64,
+        limit: i64,
+    ) -> Result<Vec<StoredEvent>> {
         let id = run_id.to_string();
         self.call(move |conn| {
             let mut stmt = conn.prepare_cached(
-                "SELECT seq, type, data FROM events WHERE run_id = ?1 AND seq > ?2 ORDER BY seq",
+                "SELECT seq, type, data FROM events WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
             )?;
             let events = stmt
-                .query_map(params![id, after_seq], |r| {
+                .query_map(params![id, after_seq, limit], |r| {
                     Ok(StoredEvent {
                         seq: r.get(0)?,
                         kind: r.get(1)?,

@@ -26,6 +26,17 @@ pub enum Reply {
     Status(u16, Option<u64>),
     /// Waits, then gives the inner reply.
     Slow(Duration, Box<Reply>),
+    /// An answer quoting every tool result the request carried, one per
+    /// line as `[tool N] …` (so what the model was given lands in `output`).
+    EchoTools,
+    /// One tool call whose arguments have `{{last_b64}}` replaced by the
+    /// base64 of the last tool result the request carried.
+    ToolWithLast(&'static str, Value),
+    /// A provider that repeats the `Authorization` header it got: in an
+    /// error body with this status, or (with `None`) in its answer.
+    EchoAuth(Option<u16>),
+    /// A model that puts the `Authorization` header it got into a shell command.
+    EchoAuthInShell,
 }
 
 #[derive(Clone, Debug)]
@@ -75,8 +86,8 @@ async fn complete(State(shared): State<Shared>, headers: HeaderMap, body: String
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     shared.seen.lock().unwrap().push(Seen {
-        authorization,
-        body,
+        authorization: authorization.clone(),
+        body: body.clone(),
     });
     let reply = shared
         .replies
@@ -84,6 +95,45 @@ async fn complete(State(shared): State<Shared>, headers: HeaderMap, body: String
         .unwrap()
         .pop_front()
         .unwrap_or(Reply::Answer("(no more replies)".into(), (1, 1)));
+    let auth = authorization.unwrap_or_default();
+    let tools: Vec<String> = body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let reply = match reply {
+        Reply::EchoTools => {
+            let text = tools
+                .iter()
+                .enumerate()
+                .map(|(i, t)| format!("[tool {i}] {t}"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            Reply::Answer(text, (10, 5))
+        }
+        Reply::ToolWithLast(name, args) => {
+            use base64::Engine;
+            let last = tools.last().cloned().unwrap_or_default();
+            let b64 = base64::engine::general_purpose::STANDARD.encode(last);
+            let args = args.to_string().replace("{{last_b64}}", &b64);
+            Reply::Tools(vec![(name, serde_json::from_str(&args).unwrap())], (10, 5))
+        }
+        Reply::EchoAuth(Some(code)) => {
+            let body = json!({"error": {"message": format!("bad key: {auth}")}}).to_string();
+            return (StatusCode::from_u16(code).unwrap(), body).into_response();
+        }
+        Reply::EchoAuth(None) => Reply::Answer(format!("my key: {auth}"), (10, 5)),
+        Reply::EchoAuthInShell => Reply::Tools(
+            vec![(
+                "shell",
+                json!({"command": format!("echo '{auth}' > k.txt; cat k.txt")}),
+            )],
+            (10, 5),
+        ),
+        other => other,
+    };
     respond(reply).await
 }
 
@@ -107,6 +157,10 @@ async fn respond(reply: Reply) -> Response {
             response
         }
         Reply::Tools(calls, usage) => sse(tool_chunks(&calls), usage),
+        Reply::EchoTools
+        | Reply::ToolWithLast(..)
+        | Reply::EchoAuth(_)
+        | Reply::EchoAuthInShell => unreachable!("resolved from the request first"),
         Reply::Answer(text, usage) => {
             let mid = text.len() / 2;
             let mid = (0..=mid)
@@ -149,4 +203,19 @@ fn sse(chunks: Vec<Value>, (prompt, completion): (i64, i64)) -> Response {
     let usage = json!({"choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}});
     body.push_str(&format!("data: {usage}\n\ndata: [DONE]\n\n"));
     ([("content-type", "text/event-stream")], body).into_response()
+}
+
+/// A catalogue entry for a fake OpenAI-wire provider at `base_url`, free
+/// (no prices), its key read from `key_env`.
+pub fn free_openai_model(base_url: &str, key_env: &str) -> ephemeral_edge::config::ModelConfig {
+    ephemeral_edge::config::ModelConfig {
+        provider: "openai".into(),
+        upstream: "fake-1".into(),
+        base_url: Some(base_url.into()),
+        api_key_env: Some(key_env.into()),
+        input_micros_per_million: 0,
+        output_micros_per_million: 0,
+        context_window: 128_000,
+        max_output_tokens: 4_096,
+    }
 }

@@ -5,6 +5,7 @@
 
 pub mod fake_llm;
 pub mod postgres;
+pub mod upstream;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -143,6 +144,7 @@ pub async fn org_key(store: &Store, name: &str, balance: i64) -> String {
 
 pub fn client() -> reqwest::Client {
     reqwest::Client::builder()
+        .no_proxy()
         .timeout(Duration::from_secs(60))
         .build()
         .unwrap()

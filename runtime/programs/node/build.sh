@@ -27,7 +27,7 @@ inputs_hash="$(
     {
         echo "format $STAMP_FORMAT"
         rustc --version
-        find build.sh Cargo.toml Cargo.lock LICENSE-boa.txt src wit -type f -print0 |
+        find -L build.sh Cargo.toml Cargo.lock LICENSE-boa.txt src wit -type f -print0 |
             sort -z | xargs -0 sha256sum
     } | sha256sum | cut -d' ' -f1
 )"

@@ -18,8 +18,8 @@ use wasmtime::component::{HasData, Linker, ResourceTable};
 
 pub use self::error::FsErr;
 pub use self::tree::{
-    NodeId, NodeType, OpenSpec, Quota, QuotaHit, ROOT, S_IFDIR, S_IFLNK, S_IFREG, Stat, TimeSet,
-    Tree,
+    MAY_EXEC, MAY_READ, MAY_WRITE, NodeId, NodeKind, NodeType, OpenSpec, Quota, QuotaHit, ROOT,
+    ROOT_UID, S_IFDIR, S_IFLNK, S_IFREG, SANDBOX_UID, Stat, TimeSet, Tree,
 };
 use crate::bindings;
 
@@ -62,6 +62,32 @@ pub struct DirEntries {
 pub struct MemFsView<'a> {
     pub fs: &'a MemFs,
     pub table: &'a mut ResourceTable,
+    /// The program's umask: taken from the mode of what it creates.
+    pub umask: u32,
+    /// What `/dev/stdin`, `/dev/stdout` and `/dev/stderr` are for it.
+    pub stdio: &'a Stdio,
+}
+
+/// Makes one of a program's own streams, for a `/dev/std*` it opens.
+pub type StreamMaker<T> = Box<dyn Fn() -> T + Send + Sync>;
+
+/// The streams the `Stdio` nodes of the tree stand for in one program:
+/// opening `/dev/stdout` writes where its stdout goes.
+pub struct Stdio {
+    pub stdin: StreamMaker<wasmtime_wasi::p2::DynInputStream>,
+    pub stdout: StreamMaker<wasmtime_wasi::p2::DynOutputStream>,
+    pub stderr: StreamMaker<wasmtime_wasi::p2::DynOutputStream>,
+}
+
+impl Stdio {
+    /// Streams that read nothing and swallow writes (for tests).
+    pub fn empty() -> Stdio {
+        Stdio {
+            stdin: Box::new(|| Box::new(wasmtime_wasi::p2::pipe::ClosedInputStream)),
+            stdout: Box::new(|| Box::new(wasmtime_wasi::p2::pipe::SinkOutputStream)),
+            stderr: Box::new(|| Box::new(wasmtime_wasi::p2::pipe::SinkOutputStream)),
+        }
+    }
 }
 
 struct HasMemFs;

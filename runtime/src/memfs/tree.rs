@@ -1,10 +1,19 @@
-//! The in-memory tree: inodes in an arena, POSIX path resolution, quotas.
+//! The in-memory tree: inodes in an arena, POSIX path resolution, an
+//! unprivileged user's permissions, quotas.
 //!
 //! This is plain data with no wasmtime types, so every rule (`..` stops at
-//! the root, symlinks resolve inside the tree, quotas refuse growth) is
-//! unit-tested directly. The sandbox's whole filesystem is one `Tree`: there
-//! is no host path anywhere, so nothing can be reached outside it and nothing
-//! is left on the host disk when it is dropped.
+//! the root, symlinks resolve inside the tree, quotas refuse growth, a
+//! `chmod 000` file cannot be read) is unit-tested directly. The sandbox's
+//! whole filesystem is one `Tree`: there is no host path anywhere, so
+//! nothing can be reached outside it and nothing is left on the host disk
+//! when it is dropped.
+//!
+//! Every node has an owner: `root` for the system's layout (`/etc`, `/usr`,
+//! `/dev`, …), the sandbox user for what its programs create. Whoever acts
+//! on the tree (`actor`) is checked as Linux checks a process of that user:
+//! search permission on every folder of a path, write permission on the
+//! folder to create or remove in it, the sticky bit of `/tmp`, only the
+//! owner may `chmod`. Root (the host laying out the system) is not checked.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -24,6 +33,19 @@ const MAX_SYMLINK_HOPS: u32 = 40;
 /// The longest name of one path component (Linux's `NAME_MAX`).
 const NAME_MAX: usize = 255;
 
+/// The owner of the system's layout.
+pub const ROOT_UID: u32 = 0;
+/// The sandbox's one user, `worker`: the owner of what its programs make.
+pub const SANDBOX_UID: u32 = 1000;
+
+/// Permission bits asked for, as `access(2)` takes them.
+pub const MAY_READ: u32 = 4;
+pub const MAY_WRITE: u32 = 2;
+pub const MAY_EXEC: u32 = 1;
+
+/// The sticky bit: in such a folder only a file's owner may remove it.
+const S_ISVTX: u32 = 0o1000;
+
 /// POSIX file-type bits of `st_mode`, as `fs-meta.get-mode` reports them.
 pub const S_IFREG: u32 = 0o100_000;
 pub const S_IFDIR: u32 = 0o040_000;
@@ -41,6 +63,16 @@ pub enum NodeKind {
     Symlink(String),
     /// `/dev/null`: reads end at once, writes vanish.
     Null,
+    /// `/dev/zero`: reads give zeros, writes vanish.
+    Zero,
+    /// `/dev/full`: reads give zeros, writes fail with ENOSPC.
+    Full,
+    /// `/dev/random`, `/dev/urandom`: reads give the kernel's random bytes.
+    Random,
+    /// `/dev/stdin` (0), `/dev/stdout` (1), `/dev/stderr` (2) and
+    /// `/dev/fd/N`: the streams of whichever program opens them (see
+    /// `wasi.rs`); the tree itself holds nothing.
+    Stdio(u8),
 }
 
 /// The type of a node, without its contents.
@@ -57,6 +89,8 @@ pub struct Node {
     pub kind: NodeKind,
     /// Permission bits only (0o7777); the type comes from `kind`.
     pub mode: u32,
+    /// The owner (and group: each user has a group of its own number).
+    pub uid: u32,
     /// Directory entries naming this node.
     links: u32,
     /// Open descriptors; an unlinked file lives on while one is open.
@@ -71,6 +105,7 @@ pub struct Node {
 pub struct Stat {
     pub node_type: NodeType,
     pub mode: u32,
+    pub uid: u32,
     pub link_count: u64,
     pub size: u64,
     pub atime: Duration,
@@ -111,13 +146,34 @@ pub enum TimeSet {
 }
 
 /// How `open` treats the final path component.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct OpenSpec {
     pub follow: bool,
     pub create: bool,
     pub exclusive: bool,
     pub truncate: bool,
     pub directory: bool,
+    /// Opened for reading (a folder: for listing) or writing; checked
+    /// against the node's permissions.
+    pub read: bool,
+    pub write: bool,
+    /// Permission bits of a file it creates (the umask already applied).
+    pub mode: u32,
+}
+
+impl Default for OpenSpec {
+    fn default() -> OpenSpec {
+        OpenSpec {
+            follow: false,
+            create: false,
+            exclusive: false,
+            truncate: false,
+            directory: false,
+            read: false,
+            write: false,
+            mode: 0o644,
+        }
+    }
 }
 
 /// Cloning a tree copies every node: how each sandbox gets its own copy
@@ -133,6 +189,8 @@ pub struct Tree {
     /// made before the sandbox was handed out.
     baseline: (u64, u64),
     quota_hit: Option<QuotaHit>,
+    /// Who acts on the tree: owns what is created, is checked.
+    actor: u32,
 }
 
 pub fn now() -> Duration {
@@ -151,6 +209,7 @@ impl Tree {
                 parent: ROOT,
             },
             mode: 0o755,
+            uid: ROOT_UID,
             links: 1,
             opens: 0,
             atime: t,
@@ -165,12 +224,77 @@ impl Tree {
             used_nodes: 1,
             baseline: (0, 0),
             quota_hit: None,
+            actor: ROOT_UID,
+        }
+    }
+
+    /// From now on `uid` acts on the tree (owns what is made, is checked).
+    pub fn set_actor(&mut self, uid: u32) {
+        self.actor = uid;
+    }
+
+    /// Whether the actor may `want` (`MAY_READ | MAY_WRITE | MAY_EXEC`)
+    /// node `id`: the owner's bits for its owner, the others' for the rest.
+    pub fn may(&self, id: NodeId, want: u32) -> Result<bool, FsErr> {
+        let node = self.node(id)?;
+        if self.actor == ROOT_UID {
+            return Ok(true);
+        }
+        let bits = if node.uid == self.actor {
+            (node.mode >> 6) & 7
+        } else {
+            node.mode & 7
+        };
+        Ok(bits & want == want)
+    }
+
+    /// `may`, as an error (EACCES) when not.
+    fn require(&self, id: NodeId, want: u32) -> Result<(), FsErr> {
+        if self.may(id, want)? {
+            Ok(())
+        } else {
+            Err(FsErr::Access)
+        }
+    }
+
+    /// To add or remove a name in folder `dir`: write and search on it.
+    fn require_dir_write(&self, dir: NodeId) -> Result<(), FsErr> {
+        self.require(dir, MAY_WRITE | MAY_EXEC)
+    }
+
+    /// To remove or replace `id` in `dir`: besides write on `dir`, in a
+    /// sticky folder (`/tmp`) the actor must own the file or the folder.
+    fn require_removable(&self, dir: NodeId, id: NodeId) -> Result<(), FsErr> {
+        self.require_dir_write(dir)?;
+        let folder = self.node(dir)?;
+        let sticky = folder.mode & S_ISVTX != 0;
+        if self.actor != ROOT_UID
+            && sticky
+            && self.node(id)?.uid != self.actor
+            && folder.uid != self.actor
+        {
+            return Err(FsErr::NotPermitted);
+        }
+        Ok(())
+    }
+
+    /// Only the owner (or root) may change a node's mode and times.
+    fn require_owner(&self, id: NodeId) -> Result<(), FsErr> {
+        if self.actor == ROOT_UID || self.node(id)?.uid == self.actor {
+            Ok(())
+        } else {
+            Err(FsErr::NotPermitted)
         }
     }
 
     /// The first quota that refused a change, if any did.
     pub fn quota_hit(&self) -> Option<QuotaHit> {
         self.quota_hit
+    }
+
+    /// The quota in force.
+    pub fn quota(&self) -> Quota {
+        self.quota
     }
 
     /// Bytes and nodes in use, beyond the exempt layout.
@@ -208,7 +332,19 @@ impl Tree {
             NodeKind::File(_) => NodeType::File,
             NodeKind::Dir { .. } => NodeType::Dir,
             NodeKind::Symlink(_) => NodeType::Symlink,
-            NodeKind::Null => NodeType::CharDevice,
+            NodeKind::Null
+            | NodeKind::Zero
+            | NodeKind::Full
+            | NodeKind::Random
+            | NodeKind::Stdio(_) => NodeType::CharDevice,
+        })
+    }
+
+    /// The stream a `Stdio` node stands for (0, 1, 2), if it is one.
+    pub fn stdio_of(&self, id: NodeId) -> Result<Option<u8>, FsErr> {
+        Ok(match self.node(id)?.kind {
+            NodeKind::Stdio(fd) => Some(fd),
+            _ => None,
         })
     }
 
@@ -258,6 +394,7 @@ impl Tree {
         let node = Node {
             kind,
             mode,
+            uid: self.actor,
             links: 0,
             opens: 0,
             atime: t,
@@ -323,10 +460,16 @@ impl Tree {
                 "" | "." => {
                     self.entries(cur)?;
                 }
-                ".." => cur = self.parent_of(cur)?,
+                ".." => {
+                    self.entries(cur)?;
+                    self.require(cur, MAY_EXEC)?;
+                    cur = self.parent_of(cur)?;
+                }
                 name => {
                     check_name(name)?;
-                    let child = *self.entries(cur)?.get(name).ok_or(FsErr::NoEntry)?;
+                    let entries = self.entries(cur)?;
+                    self.require(cur, MAY_EXEC)?;
+                    let child = *entries.get(name).ok_or(FsErr::NoEntry)?;
                     let is_last = pending.is_empty();
                     if let NodeKind::Symlink(target) = &self.node(child)?.kind
                         && (!is_last || follow)
@@ -404,12 +547,24 @@ impl Tree {
                     return Err(FsErr::Invalid);
                 }
                 let (dir, name) = self.create_target(start, path)?;
-                let id = self.alloc(NodeKind::File(Vec::new()), 0o644)?;
+                self.require_dir_write(dir)?;
+                let id = self.alloc(NodeKind::File(Vec::new()), spec.mode & 0o7777)?;
                 self.insert(dir, &name, id)?;
-                id
+                // A new file may be written by its creator whatever its
+                // mode says, as with open(O_CREAT) on Linux.
+                return Ok(id);
             }
             Err(e) => return Err(e),
         };
+        let want = (if spec.read { MAY_READ } else { 0 })
+            | (if spec.write || spec.truncate {
+                MAY_WRITE
+            } else {
+                0
+            });
+        if want != 0 && self.node_type(id)? != NodeType::Symlink {
+            self.require(id, want)?;
+        }
         match self.node_type(id)? {
             NodeType::Symlink => return Err(FsErr::Loop),
             NodeType::Dir if spec.truncate => return Err(FsErr::IsDirectory),
@@ -441,16 +596,22 @@ impl Tree {
     }
 
     pub fn mkdir(&mut self, start: NodeId, path: &str) -> Result<NodeId, FsErr> {
+        self.mkdir_mode(start, path, 0o755)
+    }
+
+    /// mkdir(2) with the permission bits `mode` (the umask already applied).
+    pub fn mkdir_mode(&mut self, start: NodeId, path: &str, mode: u32) -> Result<NodeId, FsErr> {
         let (dir, name) = self.lookup_parent(start, path)?;
         if self.child(dir, &name)?.is_some() {
             return Err(FsErr::Exists);
         }
+        self.require_dir_write(dir)?;
         let id = self.alloc(
             NodeKind::Dir {
                 entries: BTreeMap::new(),
                 parent: dir,
             },
-            0o755,
+            mode & 0o7777,
         )?;
         self.insert(dir, &name, id)?;
         Ok(id)
@@ -464,6 +625,7 @@ impl Tree {
         if self.child(dir, &name)?.is_some() {
             return Err(FsErr::Exists);
         }
+        self.require_dir_write(dir)?;
         let id = self.alloc(NodeKind::Symlink(target.to_owned()), 0o777)?;
         self.insert(dir, &name, id)
     }
@@ -485,6 +647,7 @@ impl Tree {
         if self.child(dir, &name)?.is_some() {
             return Err(FsErr::Exists);
         }
+        self.require_dir_write(dir)?;
         self.insert(dir, &name, id)?;
         self.node_mut(id)?.ctime = now();
         Ok(())
@@ -508,6 +671,7 @@ impl Tree {
         if path.ends_with('/') {
             return Err(FsErr::NotDirectory);
         }
+        self.require_removable(dir, id)?;
         self.detach(dir, &name)?;
         self.release_if_orphan(id);
         Ok(())
@@ -526,6 +690,7 @@ impl Tree {
         if !self.entries(id)?.is_empty() {
             return Err(FsErr::NotEmpty);
         }
+        self.require_removable(dir, id)?;
         self.detach(dir, &name)?;
         self.release_if_orphan(id);
         Ok(())
@@ -553,10 +718,17 @@ impl Tree {
         if moving_dir && self.is_ancestor(id, new_dir)? {
             return Err(FsErr::Invalid);
         }
+        self.require_removable(old_dir, id)?;
+        self.require_dir_write(new_dir)?;
+        if moving_dir && old_dir != new_dir {
+            // Its `..` changes.
+            self.require(id, MAY_WRITE)?;
+        }
         if let Some(existing) = self.child(new_dir, &new_name)? {
             if existing == id {
                 return Ok(());
             }
+            self.require_removable(new_dir, existing)?;
             match (moving_dir, self.node_type(existing)? == NodeType::Dir) {
                 (true, false) => return Err(FsErr::NotDirectory),
                 (false, true) => return Err(FsErr::IsDirectory),
@@ -609,7 +781,13 @@ impl Tree {
                 let end = start.saturating_add(len).min(data.len());
                 data[start..end].to_vec()
             }
-            NodeKind::Null => Vec::new(),
+            NodeKind::Null | NodeKind::Stdio(_) => Vec::new(),
+            NodeKind::Zero | NodeKind::Full => vec![0; len.min(DEVICE_READ_MAX)],
+            NodeKind::Random => {
+                let mut bytes = vec![0; len.min(DEVICE_READ_MAX)];
+                crate::entropy::fill(&mut bytes);
+                bytes
+            }
             NodeKind::Dir { .. } => return Err(FsErr::IsDirectory),
             NodeKind::Symlink(_) => return Err(FsErr::BadDescriptor),
         };
@@ -621,7 +799,10 @@ impl Tree {
     pub fn write(&mut self, id: NodeId, offset: u64, bytes: &[u8]) -> Result<usize, FsErr> {
         let size = match &self.node(id)?.kind {
             NodeKind::File(data) => data.len() as u64,
-            NodeKind::Null => return Ok(bytes.len()),
+            NodeKind::Null | NodeKind::Zero | NodeKind::Random | NodeKind::Stdio(_) => {
+                return Ok(bytes.len());
+            }
+            NodeKind::Full => return Err(FsErr::NoSpace),
             NodeKind::Dir { .. } => return Err(FsErr::IsDirectory),
             NodeKind::Symlink(_) => return Err(FsErr::BadDescriptor),
         };
@@ -655,7 +836,11 @@ impl Tree {
     pub fn set_size(&mut self, id: NodeId, size: u64) -> Result<(), FsErr> {
         let old = match &self.node(id)?.kind {
             NodeKind::File(data) => data.len() as u64,
-            NodeKind::Null => return Ok(()),
+            NodeKind::Null
+            | NodeKind::Zero
+            | NodeKind::Full
+            | NodeKind::Random
+            | NodeKind::Stdio(_) => return Ok(()),
             NodeKind::Dir { .. } => return Err(FsErr::IsDirectory),
             NodeKind::Symlink(_) => return Err(FsErr::Invalid),
         };
@@ -690,11 +875,16 @@ impl Tree {
                 (NodeType::Dir, 4096, 2 + subdirs)
             }
             NodeKind::Symlink(t) => (NodeType::Symlink, t.len() as u64, node.links as u64),
-            NodeKind::Null => (NodeType::CharDevice, 0, node.links as u64),
+            NodeKind::Null
+            | NodeKind::Zero
+            | NodeKind::Full
+            | NodeKind::Random
+            | NodeKind::Stdio(_) => (NodeType::CharDevice, 0, node.links as u64),
         };
         Ok(Stat {
             node_type,
             mode: node.mode,
+            uid: node.uid,
             link_count,
             size,
             atime: node.atime,
@@ -705,6 +895,7 @@ impl Tree {
 
     /// The entries of a folder, in name order (without `.` and `..`).
     pub fn readdir(&self, dir: NodeId) -> Result<Vec<(String, NodeType)>, FsErr> {
+        self.require(dir, MAY_READ)?;
         self.entries(dir)?
             .iter()
             .map(|(name, id)| Ok((name.clone(), self.node_type(*id)?)))
@@ -712,6 +903,16 @@ impl Tree {
     }
 
     pub fn set_times(&mut self, id: NodeId, atime: TimeSet, mtime: TimeSet) -> Result<(), FsErr> {
+        // Setting both to now needs only write permission; any other time
+        // needs ownership (utimensat(2)).
+        let only_now = matches!(atime, TimeSet::Now | TimeSet::Keep)
+            && matches!(mtime, TimeSet::Now | TimeSet::Keep);
+        if self.require_owner(id).is_err() {
+            if !only_now {
+                return Err(FsErr::NotPermitted);
+            }
+            self.require(id, MAY_WRITE)?;
+        }
         let t = now();
         let node = self.node_mut(id)?;
         for (slot, set) in [(&mut node.atime, atime), (&mut node.mtime, mtime)] {
@@ -726,6 +927,7 @@ impl Tree {
     }
 
     pub fn set_mode(&mut self, id: NodeId, mode: u32) -> Result<(), FsErr> {
+        self.require_owner(id)?;
         let node = self.node_mut(id)?;
         node.mode = mode & 0o7777;
         node.ctime = now();
@@ -739,7 +941,11 @@ impl Tree {
             NodeKind::File(_) => S_IFREG,
             NodeKind::Dir { .. } => S_IFDIR,
             NodeKind::Symlink(_) => S_IFLNK,
-            NodeKind::Null => S_IFCHR,
+            NodeKind::Null
+            | NodeKind::Zero
+            | NodeKind::Full
+            | NodeKind::Random
+            | NodeKind::Stdio(_) => S_IFCHR,
         };
         Ok(kind | node.mode)
     }
@@ -780,11 +986,25 @@ impl Tree {
 
     /// Adds `/dev/null` under the absolute folder `dev`.
     pub fn put_dev_null(&mut self, dev: &str) -> Result<(), FsErr> {
-        let dir = self.mkdir_all(dev, 0o755)?;
-        let id = self.alloc(NodeKind::Null, 0o666)?;
-        self.insert(dir, "null", id)
+        self.put_device(dev, "null", NodeKind::Null, 0o666)
+    }
+
+    /// Adds a device node `name` of `kind` under the absolute folder `dir`.
+    pub fn put_device(
+        &mut self,
+        dir: &str,
+        name: &str,
+        kind: NodeKind,
+        mode: u32,
+    ) -> Result<(), FsErr> {
+        let dir = self.mkdir_all(dir, 0o755)?;
+        let id = self.alloc(kind, mode)?;
+        self.insert(dir, name, id)
     }
 }
+
+/// The most one read of a device (`/dev/zero`, `/dev/urandom`) returns.
+const DEVICE_READ_MAX: usize = 1 << 20;
 
 fn check_name(name: &str) -> Result<(), FsErr> {
     if name.len() > NAME_MAX {

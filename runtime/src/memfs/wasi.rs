@@ -173,7 +173,13 @@ impl fs_types::HostDescriptor for MemFsView<'_> {
         offset: Filesize,
     ) -> FsResult<Resource<InputStream>> {
         let node = self.readable(&d)?;
-        let reader: DynInputStream = Box::new(FileReader::new(self.fs.clone(), node, offset)?);
+        // The tree's lock is released before a reader takes it again.
+        let stdio = self.fs.lock().stdio_of(node)?;
+        let reader: DynInputStream = match stdio {
+            Some(0) => (self.stdio.stdin)(),
+            Some(_) => return Err(FsErr::BadDescriptor.into()),
+            None => Box::new(FileReader::new(self.fs.clone(), node, offset)?),
+        };
         Ok(self.table.push(reader)?)
     }
 
@@ -291,7 +297,8 @@ impl fs_types::HostDescriptor for MemFsView<'_> {
 
     fn create_directory_at(&mut self, d: Resource<Descriptor>, path: String) -> FsResult<()> {
         let dir = self.dir(&d)?;
-        self.fs.lock().mkdir(dir, relative(&path)?)?;
+        let mode = 0o777 & !self.umask;
+        self.fs.lock().mkdir_mode(dir, relative(&path)?, mode)?;
         Ok(())
     }
 
@@ -364,6 +371,9 @@ impl fs_types::HostDescriptor for MemFsView<'_> {
             exclusive: open_flags.contains(OpenFlags::EXCLUSIVE),
             truncate: open_flags.contains(OpenFlags::TRUNCATE),
             directory: open_flags.contains(OpenFlags::DIRECTORY),
+            read: flags.contains(DescriptorFlags::READ) || !writable,
+            write: writable,
+            mode: 0o666 & !self.umask,
         };
         if (spec.create || spec.truncate || writable) && !dir_writable {
             return Err(FsErr::NotPermitted.into());
@@ -373,9 +383,7 @@ impl fs_types::HostDescriptor for MemFsView<'_> {
             if tree.node_type(dir)? != NodeType::Dir {
                 return Err(FsErr::NotDirectory.into());
             }
-            let node = tree.open(dir, relative(&path)?, spec)?;
-            check_access(&tree, node, writable)?;
-            node
+            tree.open(dir, relative(&path)?, spec)?
         };
         let readable = flags.contains(DescriptorFlags::READ) || !writable;
         self.push_descriptor(node, readable, writable || self.is_dir(node)?)
@@ -459,23 +467,19 @@ impl MemFsView<'_> {
         offset: Option<Filesize>,
     ) -> FsResult<Resource<OutputStream>> {
         let node = self.writable(&d)?;
-        let writer: DynOutputStream = Box::new(FileWriter::new(self.fs.clone(), node, offset)?);
+        let stdio = self.fs.lock().stdio_of(node)?;
+        let writer: DynOutputStream = match stdio {
+            Some(1) => (self.stdio.stdout)(),
+            Some(2) => (self.stdio.stderr)(),
+            Some(_) => return Err(FsErr::BadDescriptor.into()),
+            None => Box::new(FileWriter::new(self.fs.clone(), node, offset)?),
+        };
         Ok(self.table.push(writer)?)
     }
 
     fn is_dir(&self, node: usize) -> FsResult<bool> {
         Ok(self.fs.lock().node_type(node)? == NodeType::Dir)
     }
-}
-
-/// The sandbox user owns every file, so only the owner bits matter: a file
-/// without `w` cannot be opened for writing, as for a non-root user.
-fn check_access(tree: &super::Tree, node: usize, writable: bool) -> FsResult<()> {
-    let stat = tree.stat(node)?;
-    if writable && stat.node_type == NodeType::File && stat.mode & 0o200 == 0 {
-        return Err(FsErr::Access.into());
-    }
-    Ok(())
 }
 
 fn metadata_hash(node: usize) -> MetadataHashValue {

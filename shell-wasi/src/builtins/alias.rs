@@ -4,8 +4,8 @@
 
 use crate::errors::Unwind;
 use crate::interp::Shell;
+use crate::programs::quoting::single_quote;
 use crate::streams::Io;
-use crate::utils::quoting::single_quote;
 
 /// `BASH_ALIASES` mirrors the table.
 fn publish(shell: &mut Shell) {

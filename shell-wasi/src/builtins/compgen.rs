@@ -191,7 +191,7 @@ fn action_candidates(shell: &Shell, action: &str, word: &str) -> Vec<String> {
             .map(|s| s.to_string())
             .collect(),
         "shopt" => super::shopt::NAMES.iter().map(|s| s.to_string()).collect(),
-        "user" => vec![crate::utils::ident::USER.to_string()],
+        "user" => vec![crate::programs::ident::USER.to_string()],
         "file" => return files(shell, word, false),
         "directory" => return files(shell, word, true),
         "command" => return commands(shell, word),

@@ -4,8 +4,8 @@
 use crate::errors::{ShellError, Unwind};
 use crate::interp::Shell;
 use crate::interp::vars::{Case, Value, Var, is_name, split_subscript};
+use crate::programs::quoting::{declare_quote, double_quote};
 use crate::streams::Io;
-use crate::utils::quoting::{declare_quote, double_quote};
 
 /// The letters `declare` accepts after `-` or `+`.
 const FLAGS: &str = "aAfFgilnprtuxcI";
@@ -554,7 +554,7 @@ fn functions(shell: &Shell, io: &Io, opts: &Opts, operands: &[Operand]) -> i32 {
 /// `name=value` as `set` and a bare `declare` list it.
 fn set_line(name: &str, var: &Var) -> String {
     let value = match &var.value {
-        Value::Scalar(s) => crate::utils::quoting::set_quote(s),
+        Value::Scalar(s) => crate::programs::quoting::set_quote(s),
         Value::Indexed(map) => {
             let items: Vec<String> = map
                 .iter()

@@ -27,7 +27,7 @@ pub(crate) fn trap(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, U
                 continue;
             }
             if let Some(action) = action {
-                let quoted = crate::utils::quoting::single_quote(action);
+                let quoted = crate::programs::quoting::single_quote(action);
                 out.push_str(&format!("trap -- {quoted} {name}\n"));
             }
         }
@@ -57,11 +57,135 @@ pub(crate) fn trap(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, U
     Ok(0)
 }
 
-pub(crate) fn umask(_shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
-    if argv.len() == 1 {
-        io.out(b"0022\n");
+/// `umask [-p] [-S] [MODE]`: the shell's umask, which the host applies to
+/// what this shell and the programs it starts create.
+pub(crate) fn umask(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
+    let (mut symbolic, mut reusable) = (false, false);
+    let mut args = argv.iter().skip(1).peekable();
+    while let Some(a) = args.peek() {
+        match a.as_str() {
+            "-S" => symbolic = true,
+            "-p" => reusable = true,
+            "-pS" | "-Sp" => (symbolic, reusable) = (true, true),
+            "--" => {
+                args.next();
+                break;
+            }
+            a if a.starts_with('-') && a.len() > 1 => {
+                shell.report(io, &format!("umask: {a}: invalid option"));
+                io.err_line("umask: usage: umask [-p] [-S] [mode]");
+                return Ok(2);
+            }
+            _ => break,
+        }
+        args.next();
     }
-    Ok(0)
+    let Some(mode) = args.next() else {
+        let shown = if symbolic {
+            symbolic_umask(shell.umask)
+        } else {
+            format!("{:04o}", shell.umask)
+        };
+        let prefix = match (reusable, symbolic) {
+            (true, true) => "umask -S ",
+            (true, false) => "umask ",
+            _ => "",
+        };
+        io.out(format!("{prefix}{shown}\n").as_bytes());
+        return Ok(0);
+    };
+    let parsed = if mode.starts_with(|c: char| c.is_ascii_digit()) {
+        u32::from_str_radix(mode, 8)
+            .ok()
+            .filter(|m| *m <= 0o7777)
+            .ok_or_else(|| format!("{mode}: octal number out of range"))
+    } else {
+        apply_symbolic(shell.umask, mode)
+    };
+    match parsed {
+        Ok(mask) => {
+            shell.umask = mask & 0o777;
+            shell.host.set_umask(shell.umask);
+            if symbolic {
+                io.out(format!("{}\n", symbolic_umask(shell.umask)).as_bytes());
+            }
+            Ok(0)
+        }
+        Err(msg) => {
+            // bash names neither the line nor the script here.
+            io.err_line(&format!("{}: umask: {msg}", shell.location.name));
+            Ok(1)
+        }
+    }
+}
+
+/// `u=rwx,g=rx,o=rx`: the permissions a umask leaves.
+fn symbolic_umask(mask: u32) -> String {
+    let allowed = !mask & 0o777;
+    ["u", "g", "o"]
+        .iter()
+        .enumerate()
+        .map(|(i, who)| {
+            let bits = (allowed >> (6 - 3 * i)) & 7;
+            let perms: String = [(4, 'r'), (2, 'w'), (1, 'x')]
+                .iter()
+                .filter(|(b, _)| bits & b != 0)
+                .map(|(_, c)| *c)
+                .collect();
+            format!("{who}={perms}")
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// A symbolic mode (`u=rwx,g=,o=`, `g+w`, `a-x`) applied to what `mask`
+/// allows; the new mask.
+fn apply_symbolic(mask: u32, mode: &str) -> Result<u32, String> {
+    let mut allowed = !mask & 0o777;
+    for clause in mode.split(',') {
+        let ops_at = clause
+            .find(['=', '+', '-'])
+            .ok_or_else(|| invalid_operator(clause))?;
+        let (who, rest) = clause.split_at(ops_at);
+        let mut who_bits = 0;
+        for c in who.chars() {
+            who_bits |= match c {
+                'u' => 0o700,
+                'g' => 0o070,
+                'o' => 0o007,
+                'a' => 0o777,
+                _ => return Err(format!("`{c}': invalid symbolic mode operator")),
+            };
+        }
+        if who_bits == 0 {
+            who_bits = 0o777;
+        }
+        let mut chars = rest.chars().peekable();
+        while let Some(op) = chars.next() {
+            let mut perm = 0;
+            while let Some(&c) = chars.peek().filter(|c| !"=+-".contains(**c)) {
+                perm |= match c {
+                    'r' => 0o444,
+                    'w' => 0o222,
+                    'x' => 0o111,
+                    _ => return Err(format!("`{c}': invalid symbolic mode character")),
+                };
+                chars.next();
+            }
+            let bits = perm & who_bits;
+            match op {
+                '=' => allowed = (allowed & !who_bits) | bits,
+                '+' => allowed |= bits,
+                _ => allowed &= !bits,
+            }
+        }
+    }
+    Ok(!allowed & 0o777)
+}
+
+fn invalid_operator(clause: &str) -> String {
+    let c = clause.chars().find(|c| !"ugoa".contains(*c)).unwrap_or(' ');
+    format!("`{c}': invalid symbolic mode operator")
 }
 
 /// A status argument: `exit 300` is 44, like the kernel's 8 bits.

@@ -37,7 +37,7 @@ fn all_paths(shell: &Shell, name: &str) -> Vec<String> {
     if name.contains('/') {
         return locate(shell, name).into_iter().collect();
     }
-    let is_utility = crate::utils::find(&shell.host, name).is_some();
+    let is_utility = crate::programs::find(&shell.host, name).is_some();
     let path = shell.vars.scalar("PATH").unwrap_or_default().to_string();
     let mut found = Vec::new();
     for dir in path.split(':').filter(|d| !d.is_empty()) {
@@ -56,6 +56,12 @@ fn all_paths(shell: &Shell, name: &str) -> Vec<String> {
 }
 
 fn locate(shell: &Shell, name: &str) -> Option<String> {
+    if !name.contains('/') {
+        return match shell.search_path(name)? {
+            crate::interp::PathHit::File(path) => Some(path),
+            crate::interp::PathHit::Utility => Some(format!("/usr/bin/{name}")),
+        };
+    }
     let env = shell.child_env();
     let dummy = crate::streams::Io {
         stdin: crate::streams::Source::bytes(Vec::new()),
@@ -64,8 +70,8 @@ fn locate(shell: &Shell, name: &str) -> Option<String> {
         extra: Default::default(),
     };
     let process =
-        crate::utils::Process::new(name, &shell.cwd, &env, &shell.host, &dummy, shell.depth);
-    crate::utils::which::locate(&process, name)
+        crate::programs::Process::new(name, &shell.cwd, &env, &shell.host, &dummy, shell.depth);
+    crate::programs::which::locate(&process, name)
 }
 
 /// `type [-afptP] name...`.

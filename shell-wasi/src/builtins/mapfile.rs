@@ -8,11 +8,41 @@ use crate::interp::Shell;
 use crate::interp::vars::{Value, is_name};
 use crate::streams::Io;
 
+/// `-td,` and `-n5` written as separate words (`-t -d ,`, `-n 5`).
+fn split_clusters(argv: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut options = true;
+    for (i, arg) in argv.iter().enumerate() {
+        if i == 0 || !options || !arg.starts_with('-') || arg.len() <= 2 {
+            if arg == "--" {
+                options = false;
+            }
+            out.push(arg.clone());
+            continue;
+        }
+        let body: Vec<char> = arg.chars().skip(1).collect();
+        let mut j = 0;
+        while let Some(&c) = body.get(j) {
+            out.push(format!("-{c}"));
+            j += 1;
+            if "dnsOuCc".contains(c) {
+                let rest: String = body.get(j..).unwrap_or_default().iter().collect();
+                if !rest.is_empty() {
+                    out.push(rest);
+                }
+                break;
+            }
+        }
+    }
+    out
+}
+
 pub(crate) fn mapfile(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
     let builtin = argv.first().map_or("mapfile", String::as_str).to_string();
     let (mut trim, mut count, mut skip, mut delim) = (false, 0usize, 0usize, b'\n');
     let mut origin = None;
     let mut name = "MAPFILE".to_string();
+    let argv = split_clusters(argv);
     let mut args = argv.iter().skip(1);
     while let Some(arg) = args.next() {
         let mut number = |what: &str| -> Option<usize> {

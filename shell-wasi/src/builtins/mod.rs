@@ -14,6 +14,7 @@ mod flow;
 mod getopts;
 pub(crate) mod hash;
 mod introspect;
+mod jobs;
 mod mapfile;
 mod read;
 pub(crate) mod shopt;
@@ -21,8 +22,8 @@ pub(crate) mod vars;
 
 use crate::errors::Unwind;
 use crate::interp::Shell;
+use crate::programs::{self, Process, UtilityFn};
 use crate::streams::Io;
-use crate::utils::{self, Process, UtilityFn};
 pub(crate) use declare::declaration;
 
 /// A builtin's entry point.
@@ -34,6 +35,7 @@ const BUILTINS: &[(&str, BuiltinFn)] = &[
     (":", flow::colon),
     ("[", bracket),
     ("alias", alias::alias),
+    ("bg", jobs::no_job_control),
     ("break", flow::break_),
     ("builtin", builtin),
     ("caller", introspect::caller),
@@ -43,6 +45,7 @@ const BUILTINS: &[(&str, BuiltinFn)] = &[
     ("continue", flow::continue_),
     ("declare", declare::declare),
     ("dirs", dirs::dirs),
+    ("disown", jobs::disown),
     ("echo", echo),
     ("enable", enable::enable),
     ("eval", flow::eval),
@@ -50,8 +53,11 @@ const BUILTINS: &[(&str, BuiltinFn)] = &[
     ("exit", flow::exit),
     ("export", declare::export),
     ("false", false_),
+    ("fg", jobs::no_job_control),
     ("getopts", getopts::getopts),
     ("hash", hash::hash),
+    ("jobs", jobs::jobs),
+    ("kill", jobs::kill),
     ("let", vars::let_),
     ("local", declare::local),
     ("mapfile", mapfile::mapfile),
@@ -75,7 +81,7 @@ const BUILTINS: &[(&str, BuiltinFn)] = &[
     ("umask", flow::umask),
     ("unalias", alias::unalias),
     ("unset", vars::unset),
-    ("wait", flow::colon),
+    ("wait", jobs::wait),
 ];
 
 /// Words the grammar reserves; `type` and `command -v` know them.
@@ -122,11 +128,11 @@ fn as_builtin(util: UtilityFn, shell: &mut Shell, io: &Io, argv: &[String]) -> i
 }
 
 fn echo(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
-    Ok(as_builtin(utils::echo::echo, shell, io, argv))
+    Ok(as_builtin(programs::echo::echo, shell, io, argv))
 }
 
 fn pwd(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
-    Ok(as_builtin(utils::ident::pwd, shell, io, argv))
+    Ok(as_builtin(programs::ident::pwd, shell, io, argv))
 }
 
 fn true_(_shell: &mut Shell, _io: &Io, _argv: &[String]) -> Result<i32, Unwind> {
@@ -159,7 +165,7 @@ fn bracket(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
 /// `test` and `[` as builtins: they see the shell's variables (`-v`,
 /// `-R`) and options (`-o`).
 fn test_args(shell: &Shell, io: &Io, name: &str, args: &[String]) -> i32 {
-    match shell.with_test_context(|ctx| utils::test::evaluate(args, ctx)) {
+    match shell.with_test_context(|ctx| programs::test::evaluate(args, ctx)) {
         Ok(true) => 0,
         Ok(false) => 1,
         Err(msg) => {
@@ -175,7 +181,7 @@ fn printf(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
     if first == "--" {
         let mut rest = vec!["printf".to_string()];
         rest.extend(argv.iter().skip(2).cloned());
-        return Ok(as_builtin(utils::printf::printf, shell, io, &rest));
+        return Ok(as_builtin(programs::printf::printf, shell, io, &rest));
     }
     // `-v VAR` or `-vVAR`; any other option is an error.
     let (var, skip) = match first.strip_prefix("-v") {
@@ -193,8 +199,13 @@ fn printf(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
             io.err_line("printf: usage: printf [-v var] format [arguments]");
             return Ok(2);
         }
-        None => return Ok(as_builtin(utils::printf::printf, shell, io, argv)),
+        None => return Ok(as_builtin(programs::printf::printf, shell, io, argv)),
     };
+    let base = var.split_once('[').map_or(var.as_str(), |(b, _)| b);
+    if !crate::interp::vars::is_name(base) || (base.len() != var.len() && !var.ends_with(']')) {
+        shell.report(io, &format!("printf: `{var}': not a valid identifier"));
+        return Ok(2);
+    }
     let sink = crate::streams::Sink::memory();
     let capture = Io {
         stdin: io.stdin.clone(),
@@ -204,7 +215,7 @@ fn printf(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
     };
     let mut rest = vec!["printf".to_string()];
     rest.extend(argv.iter().skip(skip).cloned());
-    let status = as_builtin(utils::printf::printf, shell, &capture, &rest);
+    let status = as_builtin(programs::printf::printf, shell, &capture, &rest);
     let text = String::from_utf8_lossy(&sink.borrow_mut().take()).into_owned();
     if let Err(err) = shell.vars.set(&var, text) {
         return Err(shell.fail(io, &err));

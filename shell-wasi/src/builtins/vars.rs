@@ -98,7 +98,10 @@ pub(crate) fn set(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Un
                 .filter(|v| !v.valueless)
                 .map(|v| &v.value)
             {
-                out.push_str(&format!("{name}={}\n", crate::utils::quoting::set_quote(v)));
+                out.push_str(&format!(
+                    "{name}={}\n",
+                    crate::programs::quoting::set_quote(v)
+                ));
             }
         }
         io.out(out.as_bytes());
@@ -200,9 +203,11 @@ pub(crate) fn option_names() -> &'static [&'static str] {
 /// Whether the `set -o` option `name` is on.
 pub(crate) fn option_on(shell: &Shell, name: &str) -> bool {
     match name {
+        "allexport" => shell.vars.allexport,
         "errexit" => shell.opts.errexit,
         "errtrace" => shell.opts.errtrace,
         "functrace" => shell.opts.functrace,
+        "noclobber" => shell.opts.noclobber,
         "noglob" => shell.opts.noglob,
         "nounset" => shell.opts.nounset,
         "pipefail" => shell.opts.pipefail,
@@ -252,7 +257,10 @@ pub(crate) fn shift(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, 
 pub(crate) fn let_(shell: &mut Shell, io: &Io, argv: &[String]) -> Result<i32, Unwind> {
     let mut last = 0;
     for expr in argv.iter().skip(1) {
-        last = shell.eval_arith_text(expr, io)?;
+        match shell.arith_command_value(expr, "let", io)? {
+            Some(v) => last = v,
+            None => return Ok(1),
+        }
     }
     Ok(i32::from(last == 0))
 }

@@ -108,7 +108,7 @@ impl Access<'_> {
 
 fn error(expr: &str, detail: &str) -> ShellError {
     ShellError::Arithmetic {
-        expr: expr.trim().to_string(),
+        expr: expr.trim_start().to_string(),
         detail: detail.to_string(),
     }
 }
@@ -122,6 +122,12 @@ impl Evaluator<'_> {
             return Err(error(text, "expression nested too deeply"));
         }
         let expr = brush_parser::arithmetic::parse(text).map_err(|_| {
+            if let Some(word) = bad_number(text) {
+                return error(
+                    &word,
+                    &format!("value too great for base (error token is \"{word}\")"),
+                );
+            }
             let token = error_token(text);
             error(
                 text,
@@ -276,6 +282,18 @@ impl Evaluator<'_> {
     }
 }
 
+/// A word of the expression that starts like a number but is not one in
+/// its base (`08`, `10#z`), which bash reports as too great for the base.
+fn bad_number(text: &str) -> Option<String> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '#' || c == '_' || c == '@'))
+        .find(|w| {
+            w.starts_with(|c: char| c.is_ascii_digit())
+                && parse_number(w).is_none()
+                && !w.eq_ignore_ascii_case("0x")
+        })
+        .map(str::to_string)
+}
+
 /// bash reports the text from the operator where parsing gave up; the
 /// last operator is a good approximation.
 fn error_token(text: &str) -> &str {
@@ -297,11 +315,11 @@ fn apply(op: BinaryOperator, l: i64, r: i64, text: &str) -> Result<i64, ShellErr
         B::Divide | B::Modulo => {
             if r == 0 {
                 let token = text
-                    .trim()
+                    .trim_start()
                     .rsplit(['/', '%'])
                     .next()
                     .unwrap_or("0")
-                    .trim()
+                    .trim_start()
                     .to_string();
                 return Err(error(
                     text,

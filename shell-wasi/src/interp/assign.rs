@@ -275,7 +275,7 @@ fn expand_colon_tildes(text: &str, home: &str) -> String {
             && chars.get(i - 1) == Some(&':')
             && matches!(chars.get(i + 1), None | Some('/' | ':'));
         if tilde_here {
-            out.push_str(&crate::utils::quoting::single_quote(home));
+            out.push_str(&crate::programs::quoting::single_quote(home));
             continue;
         }
         out.push(c);

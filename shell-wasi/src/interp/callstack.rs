@@ -7,8 +7,9 @@ use brush_parser::ast;
 use super::Shell;
 use super::vars::Value;
 
-/// A defined function and where its text came from.
-#[derive(Debug)]
+/// A defined function and where its text came from (serialisable, so a
+/// background job gets its shell's functions exactly: see `jobs.rs`).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Function {
     pub(crate) def: ast::FunctionDefinition,
     /// `BASH_SOURCE` inside it: the file it was defined in

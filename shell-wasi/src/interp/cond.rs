@@ -6,9 +6,8 @@ use brush_parser::ast::{self, BinaryPredicate, ExtendedTestExpr};
 
 use super::Shell;
 use crate::errors::{ShellError, Unwind};
+use crate::programs::test::{TestContext, binary, unary};
 use crate::streams::Io;
-use crate::utils::quoting::trace_quote;
-use crate::utils::test::{TestContext, binary, unary};
 
 /// Why a `[[ ]]` could not be decided.
 enum CondError {
@@ -46,17 +45,38 @@ impl Shell {
         Ok(match expr {
             ExtendedTestExpr::And(a, b) => self.eval_cond(a, io)? && self.eval_cond(b, io)?,
             ExtendedTestExpr::Or(a, b) => self.eval_cond(a, io)? || self.eval_cond(b, io)?,
-            ExtendedTestExpr::Not(e) => !self.eval_cond(e, io)?,
+            // `set -x` shows `!` before a single test, not before `( )`.
+            ExtendedTestExpr::Not(e) => match &**e {
+                ExtendedTestExpr::UnaryTest(..) | ExtendedTestExpr::BinaryTest(..) => {
+                    !self.eval_test(e, "! ", io)?
+                }
+                _ => !self.eval_cond(e, io)?,
+            },
             ExtendedTestExpr::Parenthesized(e) => self.eval_cond(e, io)?,
+            _ => self.eval_test(expr, "", io)?,
+        })
+    }
+
+    /// One unary or binary test; `neg` is what `set -x` shows before it.
+    fn eval_test(
+        &mut self,
+        expr: &ExtendedTestExpr,
+        neg: &str,
+        io: &Io,
+    ) -> Result<bool, CondError> {
+        match expr {
             ExtendedTestExpr::UnaryTest(op, word) => {
                 let operand = self.expand_string(word, io)?;
-                self.xtrace(&format!("[[ {op} {} ]]", trace_quote(&operand)), io);
-                self.with_test_context(|ctx| unary(op, &operand, ctx))
+                if self.opts.xtrace {
+                    self.xtrace(&format!("[[ {neg}{op} {operand} ]]"), io);
+                }
+                Ok(self.with_test_context(|ctx| unary(op, &operand, ctx)))
             }
             ExtendedTestExpr::BinaryTest(op, left, right) => {
-                self.eval_binary(op, left, right, io)?
+                self.eval_binary(op, left, right, neg, io)
             }
-        })
+            other => self.eval_cond(other, io),
+        }
     }
 
     fn eval_binary(
@@ -64,25 +84,30 @@ impl Shell {
         op: &BinaryPredicate,
         left: &ast::Word,
         right: &ast::Word,
+        neg: &str,
         io: &Io,
     ) -> Result<bool, CondError> {
         use BinaryPredicate as B;
         match op {
             B::StringExactlyMatchesPattern | B::StringExactlyMatchesString => {
                 let l = self.expand_string(left, io)?;
-                let pattern = self.expand_pattern(right, io)?;
-                self.trace_binary(&l, op, &pattern, io);
+                let (pattern, shown) = self.pattern_and_trace(right, io)?;
+                self.trace_binary(neg, &l, op, &shown, io);
                 return Ok(super::pattern_matches(&pattern, &l));
             }
             B::StringDoesNotExactlyMatchPattern | B::StringDoesNotExactlyMatchString => {
                 let l = self.expand_string(left, io)?;
-                let pattern = self.expand_pattern(right, io)?;
-                self.trace_binary(&l, op, &pattern, io);
+                let (pattern, shown) = self.pattern_and_trace(right, io)?;
+                self.trace_binary(neg, &l, op, &shown, io);
                 return Ok(!super::pattern_matches(&pattern, &l));
             }
             B::StringMatchesRegex => {
                 let l = self.expand_string(left, io)?;
                 let regex = self.regex_from_word(right, io)?;
+                if self.opts.xtrace {
+                    let shown = self.expand_string(right, io)?;
+                    self.trace_binary(neg, &l, op, &shown, io);
+                }
                 return self.regex_match(&l, &regex);
             }
             // brush-parser's name for `=~` with a wholly quoted right side,
@@ -90,7 +115,10 @@ impl Shell {
             B::StringContainsSubstring => {
                 let l = self.expand_string(left, io)?;
                 let r = self.expand_string(right, io)?;
-                let literal = crate::utils::textproc::posix_regex::escape(&r);
+                if self.opts.xtrace {
+                    self.xtrace(&format!("[[ {neg}{l} =~ {r} ]]"), io);
+                }
+                let literal = crate::programs::textproc::posix_regex::escape(&r);
                 return self.regex_match(&l, &literal);
             }
             B::ArithmeticEqualTo
@@ -99,6 +127,11 @@ impl Shell {
             | B::ArithmeticLessThanOrEqualTo
             | B::ArithmeticGreaterThan
             | B::ArithmeticGreaterThanOrEqualTo => {
+                if self.opts.xtrace {
+                    let l = self.expand_string(left, io)?;
+                    let r = self.expand_string(right, io)?;
+                    self.trace_binary(neg, &l, op, &r, io);
+                }
                 let l = self.arith_expand_eval(&left.value, io)?.to_string();
                 let r = self.arith_expand_eval(&right.value, io)?.to_string();
                 return self.plain_binary(op, &l, &r);
@@ -107,37 +140,40 @@ impl Shell {
         }
         let l = self.expand_string(left, io)?;
         let r = self.expand_string(right, io)?;
-        self.trace_binary(&l, op, &r, io);
+        self.trace_binary(neg, &l, op, &r, io);
         self.plain_binary(op, &l, &r)
     }
 
-    /// `set -x` for one binary test, operands expanded.
-    fn trace_binary(&self, l: &str, op: &BinaryPredicate, r: &str, io: &Io) {
+    /// `set -x` for one binary test, operands expanded and shown as they
+    /// are (bash does not quote inside `[[ ]]`).
+    fn trace_binary(&self, neg: &str, l: &str, op: &BinaryPredicate, r: &str, io: &Io) {
         if self.opts.xtrace {
-            self.xtrace(
-                &format!("[[ {} {op} {} ]]", trace_quote(l), trace_quote(r)),
-                io,
-            );
+            self.xtrace(&format!("[[ {neg}{l} {op} {r} ]]"), io);
         }
     }
 
     /// The right side of `=~` as regex text: unquoted parts are a POSIX
     /// extended regex, quoted parts match literally (as in bash).
     fn regex_from_word(&mut self, word: &ast::Word, io: &Io) -> Result<String, CondError> {
-        use crate::utils::textproc::posix_regex::{Dialect, escape, translate};
-        let mut ere = String::new();
+        use crate::programs::textproc::posix_regex::{Dialect, translate};
+        // The whole word is one ERE (a group may hold a quoted `\.`):
+        // quoted characters are escaped into it, then it is translated.
+        let mut source = String::new();
         for part in self.word_parts(&word.value, io)? {
             if let super::expand::Part::Text { text, quoted, .. } = part {
                 if quoted {
-                    ere.push_str(&escape(&text));
+                    for c in text.chars() {
+                        if "\\.[]()*+?{}|^$".contains(c) {
+                            source.push('\\');
+                        }
+                        source.push(c);
+                    }
                 } else {
-                    let translated =
-                        translate(&text, Dialect::Extended).map_err(|_| CondError::Status(2))?;
-                    ere.push_str(&translated);
+                    source.push_str(&text);
                 }
             }
         }
-        Ok(ere)
+        translate(&source, Dialect::Extended).map_err(|_| CondError::Status(2))
     }
 
     /// Matches and fills `BASH_REMATCH` (whole match, then each group;

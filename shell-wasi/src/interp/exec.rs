@@ -14,18 +14,21 @@ enum LoopStep {
 }
 
 impl Shell {
-    /// Runs `a; b & c` items in order. `&` runs synchronously: the sandbox
-    /// has no background jobs, and waiting keeps output deterministic.
+    /// Runs `a; b & c` items in order; `b &` starts in the background
+    /// (see `jobs.rs`) and the list goes on at once.
     pub(crate) fn run_list(&mut self, list: &ast::CompoundList, io: &Io) -> Result<i32, Unwind> {
         let mut status = 0;
         for item in &list.0 {
-            status = self.run_and_or(&item.0, io)?;
+            status = match item.1 {
+                ast::SeparatorOperator::Async => self.run_async(&item.0, io),
+                ast::SeparatorOperator::Sequence => self.run_and_or(&item.0, io)?,
+            };
             self.status = status;
         }
         Ok(status)
     }
 
-    fn run_and_or(&mut self, list: &ast::AndOrList, io: &Io) -> Result<i32, Unwind> {
+    pub(crate) fn run_and_or(&mut self, list: &ast::AndOrList, io: &Io) -> Result<i32, Unwind> {
         // Every pipeline but the last of `a && b || c` is a condition for
         // `set -e`; only a failure of the last one may exit the shell.
         let guarded = !list.additional.is_empty();
@@ -174,6 +177,7 @@ impl Shell {
             Err(Unwind::Break(_) | Unwind::Continue(_)) => child.status,
         };
         let status = child.finish_subshell(status, io);
+        self.rejoin(&child);
         self.depth -= 1;
         Ok(status)
     }
@@ -291,44 +295,63 @@ impl Shell {
         clause: &ast::ArithmeticForClauseCommand,
         io: &Io,
     ) -> Result<i32, Unwind> {
-        if let Some(init) = &clause.initializer {
-            self.traced_arith(&init.value, io)?;
+        if let Some(init) = &clause.initializer
+            && self.traced_arith(&init.value, io)?.is_none()
+        {
+            return Ok(1);
         }
         let mut status = 0;
         loop {
-            if let Some(cond) = &clause.condition
-                && self.traced_arith(&cond.value, io)? == 0
-            {
-                break;
+            if let Some(cond) = &clause.condition {
+                match self.traced_arith(&cond.value, io)? {
+                    None => return Ok(1),
+                    Some(0) => break,
+                    Some(_) => {}
+                }
             }
             if let LoopStep::Stop = self.loop_body(&clause.body.list, io, &mut status)? {
                 break;
             }
-            if let Some(update) = &clause.updater {
-                self.traced_arith(&update.value, io)?;
+            if let Some(update) = &clause.updater
+                && self.traced_arith(&update.value, io)?.is_none()
+            {
+                return Ok(1);
             }
         }
         Ok(status)
     }
 
     /// One part of `for (( ; ; ))`, traced as `(( part ))`.
-    fn traced_arith(&mut self, text: &str, io: &Io) -> Result<i64, Unwind> {
+    fn traced_arith(&mut self, text: &str, io: &Io) -> Result<Option<i64>, Unwind> {
         self.xtrace(&format!("(( {} ))", text.trim()), io);
-        self.eval_arith_text(text, io)
+        self.arith_command_value(text, "((", io)
+    }
+
+    /// The value of the arithmetic of `(( ))` or `let`: a bad expression
+    /// is reported as `NAME: EXPR: ...` and makes the command fail
+    /// (`None`), where `$(( ))` would abandon the whole line.
+    pub(crate) fn arith_command_value(
+        &mut self,
+        text: &str,
+        name: &str,
+        io: &Io,
+    ) -> Result<Option<i64>, Unwind> {
+        match self.arith_expand_eval(text, io) {
+            Ok(v) => Ok(Some(v)),
+            Err(err @ crate::errors::ShellError::Arithmetic { .. }) => {
+                self.report(io, &format!("{name}: {err}"));
+                Ok(None)
+            }
+            Err(err) => Err(self.fail(io, &err)),
+        }
     }
 
     /// `(( expr ))`: status 0 when the value is non-zero.
     fn run_arith_command(&mut self, text: &str, io: &Io) -> Result<i32, Unwind> {
         self.xtrace(&format!("(( {text} ))"), io);
-        let value = self.eval_arith_text(text, io)?;
-        Ok(i32::from(value == 0))
-    }
-
-    /// Expands and evaluates arithmetic text, reporting errors bash-style.
-    pub(crate) fn eval_arith_text(&mut self, text: &str, io: &Io) -> Result<i64, Unwind> {
-        match self.arith_expand_eval(text, io) {
-            Ok(v) => Ok(v),
-            Err(err) => Err(self.fail(io, &err)),
+        match self.arith_command_value(text, "((", io)? {
+            Some(value) => Ok(i32::from(value == 0)),
+            None => Ok(1),
         }
     }
 
@@ -338,7 +361,10 @@ impl Shell {
             Err(err) => return Err(self.fail(io, &err)),
         };
         self.xtrace(
-            &format!("case {} in", crate::utils::quoting::trace_quote(&subject)),
+            &format!(
+                "case {} in",
+                crate::programs::quoting::trace_quote(&subject)
+            ),
             io,
         );
         let mut status = 0;

@@ -105,6 +105,32 @@ impl Shell {
         self.pattern_from_text(&w.value, io)
     }
 
+    /// A pattern word, and how `set -x` shows it: every quoted character
+    /// behind a backslash, as bash prints it inside `[[ ]]`.
+    pub(crate) fn pattern_and_trace(
+        &mut self,
+        w: &ast::Word,
+        io: &Io,
+    ) -> Result<(String, String), ShellError> {
+        let parts = self.word_parts(&w.value, io)?;
+        let (mut pattern, mut trace) = (String::new(), String::new());
+        for part in parts {
+            if let Part::Text { text, quoted, .. } = part {
+                if quoted {
+                    super::glob::escape_into(&text, &mut pattern);
+                    for c in text.chars() {
+                        trace.push('\\');
+                        trace.push(c);
+                    }
+                } else {
+                    pattern.push_str(&text);
+                    trace.push_str(&text);
+                }
+            }
+        }
+        Ok((pattern, trace))
+    }
+
     pub(crate) fn pattern_from_text(&mut self, text: &str, io: &Io) -> Result<String, ShellError> {
         let parts = self.word_parts(text, io)?;
         let mut pattern = String::new();
@@ -224,7 +250,7 @@ impl Shell {
             }),
             WordPiece::SingleQuotedText(text) => out.push(Part::quoted(text.clone())),
             WordPiece::AnsiCQuotedText(text) => {
-                let decoded = crate::utils::escapes::decode_ansi_c(text);
+                let decoded = crate::programs::escapes::decode_ansi_c(text);
                 out.push(Part::quoted(decoded));
             }
             WordPiece::DoubleQuotedSequence(inner)
@@ -302,7 +328,9 @@ impl Shell {
         child.location.base += self.location.line.saturating_sub(1);
         child.location.line = 1;
         child.trace_level += 1;
-        let out = Sink::memory();
+        // What is cut at the pipe's size is over the word limit too, and
+        // reported as `expansion too large`: no second message.
+        let out = Sink::pipe();
         let sub_io = Io {
             stdin: io.stdin.clone(),
             stdout: out.clone(),
@@ -315,6 +343,7 @@ impl Shell {
             Err(Unwind::Break(_) | Unwind::Continue(_)) => child.status,
         };
         let status = child.finish_subshell(status, &sub_io);
+        self.rejoin(&child);
         self.depth -= 1;
         self.status = status;
         self.subst_status = Some(status);
@@ -384,7 +413,8 @@ impl Shell {
         let ignore = self.vars.scalar("GLOBIGNORE").filter(|g| !g.is_empty());
         // A set `GLOBIGNORE` also lets `*` match dot files (not `.`/`..`).
         let dotglob = self.opts.dotglob || ignore.is_some();
-        let mut matches = super::glob::expand_path(&self.cwd, &pattern, dotglob);
+        let globstar = self.shopt_on("globstar");
+        let mut matches = super::glob::expand_path_with(&self.cwd, &pattern, dotglob, globstar);
         if let Some(ignore) = ignore {
             matches.retain(|m| {
                 let base = m.rsplit('/').find(|c| !c.is_empty()).unwrap_or(m);

@@ -170,6 +170,18 @@ fn unescape(component: &str) -> String {
 /// Pathname expansion: every existing path matching `pattern`, sorted,
 /// written as the pattern was (relative stays relative).
 pub(crate) fn expand_path(cwd: &str, pattern: &str, dotglob: bool) -> Vec<String> {
+    expand_path_with(cwd, pattern, dotglob, false)
+}
+
+/// `expand_path`, with `shopt -s globstar`'s `**`: a component `**`
+/// matches the folder itself and every folder below it (and, last,
+/// every file below it too).
+pub(crate) fn expand_path_with(
+    cwd: &str,
+    pattern: &str,
+    dotglob: bool,
+    globstar: bool,
+) -> Vec<String> {
     let absolute = pattern.starts_with('/');
     let mut candidates = vec![if absolute {
         "/".to_string()
@@ -180,6 +192,23 @@ pub(crate) fn expand_path(cwd: &str, pattern: &str, dotglob: bool) -> Vec<String
     for (i, component) in components.iter().enumerate() {
         let last = i + 1 == components.len();
         let mut next = Vec::new();
+        if globstar && *component == "**" {
+            for base in &candidates {
+                let mut below = Vec::new();
+                descendants(cwd, base, dotglob, !last, &mut below);
+                if last {
+                    if !base.is_empty() {
+                        next.push(base.clone());
+                    }
+                    next.extend(below);
+                } else {
+                    next.push(base.clone());
+                    next.extend(below.into_iter().map(|p| format!("{p}/")));
+                }
+            }
+            candidates = next;
+            continue;
+        }
         for base in &candidates {
             if has_magic(component) {
                 next.extend(matching_entries(cwd, base, component, dotglob));
@@ -204,7 +233,7 @@ pub(crate) fn expand_path(cwd: &str, pattern: &str, dotglob: bool) -> Vec<String
         // `*/` names folders only.
         .filter(|p| !dirs_only || super::resolve_in(cwd, p).is_dir())
         .map(|p| {
-            if pattern.ends_with('/') {
+            if pattern.ends_with('/') && !p.ends_with('/') {
                 format!("{p}/")
             } else {
                 p
@@ -213,6 +242,33 @@ pub(crate) fn expand_path(cwd: &str, pattern: &str, dotglob: bool) -> Vec<String
         .collect();
     found.sort();
     found
+}
+
+/// Every entry below folder `base` (only folders with `dirs_only`),
+/// without following links to folders; dot names only with `dotglob`.
+fn descendants(cwd: &str, base: &str, dotglob: bool, dirs_only: bool, out: &mut Vec<String>) {
+    let dir = super::resolve_in(cwd, if base.is_empty() { "." } else { base });
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut names: Vec<(String, bool)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            e.file_name().into_string().ok().map(|n| (n, is_dir))
+        })
+        .filter(|(name, _)| dotglob || !name.starts_with('.'))
+        .collect();
+    names.sort();
+    for (name, is_dir) in names {
+        let path = format!("{base}{name}");
+        if is_dir {
+            out.push(path.clone());
+            descendants(cwd, &format!("{path}/"), dotglob, dirs_only, out);
+        } else if !dirs_only {
+            out.push(path);
+        }
+    }
 }
 
 /// Entries of folder `base` whose name matches `component`; dot files

@@ -21,6 +21,7 @@ mod exec;
 mod expand;
 mod extglob;
 mod glob;
+pub(crate) mod jobs;
 mod param;
 mod pipeline;
 mod procsub;
@@ -49,6 +50,7 @@ pub(crate) use arith::parse_number;
 pub(crate) use callstack::Function;
 pub(crate) use glob::escape_into as escape_glob;
 pub(crate) use glob::pattern_matches;
+pub(crate) use simple::PathHit;
 
 /// The paths a glob pattern matches from the shell's folder, sorted.
 pub(crate) fn expand_glob(shell: &Shell, pattern: &str) -> Vec<String> {
@@ -63,6 +65,9 @@ pub(crate) const MAX_NESTING: usize = 128;
 /// `$$`. There are no processes; a fixed, plausible number keeps `$$`
 /// usable in temporary file names.
 pub(crate) const SHELL_PID: u32 = 2;
+
+/// Where subshells' `$BASHPID`s start.
+const FIRST_SUBSHELL_PID: u32 = 1000;
 
 /// Options set with `set -e`, `set -u`, `set -o pipefail`, `set -x`.
 #[derive(Debug, Clone, Copy, Default)]
@@ -83,6 +88,8 @@ pub(crate) struct Options {
     pub(crate) errtrace: bool,
     /// `set -T`: functions and subshells inherit DEBUG and RETURN.
     pub(crate) functrace: bool,
+    /// `set -C`: `>` refuses to overwrite an existing regular file.
+    pub(crate) noclobber: bool,
 }
 
 /// The state of one (sub)shell.
@@ -176,6 +183,20 @@ pub struct Shell {
     pub(crate) expanding_aliases: Vec<String>,
     /// The `shopt` options that are on, except the glob ones in `opts`.
     pub(crate) shopts: std::collections::BTreeSet<String>,
+    /// Background jobs started with `&`, oldest first.
+    pub(crate) jobs: Vec<jobs::Job>,
+    /// `$!`: the process id of the last background job.
+    pub(crate) last_bg_pid: Option<u32>,
+    /// `umask`: what files this shell creates leave out (the host applies
+    /// it; see `rejoin`).
+    pub(crate) umask: u32,
+    /// `$BASHPID`: `$$` in the shell itself, another number in each
+    /// subshell and command substitution.
+    pub(crate) bashpid: u32,
+    /// The last `$BASHPID` given to a subshell, shared by every copy.
+    pub(crate) pids: Rc<std::cell::Cell<u32>>,
+    /// Set when the text run last ended with `exit` (or a fatal error).
+    pub(crate) exited: bool,
 }
 
 /// The "NAME: line N" part of bash's error messages.
@@ -257,6 +278,12 @@ impl Shell {
                 .iter()
                 .map(|s| s.to_string())
                 .collect(),
+            jobs: Vec::new(),
+            last_bg_pid: None,
+            umask: 0o022,
+            bashpid: SHELL_PID,
+            pids: Rc::new(std::cell::Cell::new(FIRST_SUBSHELL_PID)),
+            exited: false,
         }
     }
 
@@ -268,29 +295,135 @@ impl Shell {
             let _ = self.vars.set("BASH_EXECUTION_STRING", text.to_string());
         }
         let status = self.run_lines(text, io);
-        let Some(trap) = self.exit_trap.take() else {
-            return status;
+        self.finish_job(status, io)
+    }
+
+    /// How a shell ends: its EXIT trap runs (and may change the status),
+    /// then it waits for the jobs still writing to its output.
+    pub(crate) fn finish_job(&mut self, status: i32, io: &Io) -> i32 {
+        let status = match self.exit_trap.take() {
+            None => status,
+            Some(trap) => {
+                self.status = status;
+                match self.run_text(&trap, io) {
+                    Err(Unwind::Exit(code)) => code,
+                    _ => status,
+                }
+            }
         };
-        self.status = status;
-        match self.run_text(&trap, io) {
-            Err(Unwind::Exit(code)) => code,
-            _ => status,
-        }
+        // What this shell printed is out before what its jobs still print.
+        io.flush();
+        self.wait_for_terminal_jobs();
+        status
     }
 
     fn run_lines(&mut self, text: &str, io: &Io) -> i32 {
         let program = match parse_program(text) {
             Ok(p) => p,
             Err(msg) => {
-                io.err(msg.render(&self.syntax_label()).as_bytes());
-                return 2;
+                if let Some(status) = self.run_open_heredoc(text, io) {
+                    return status;
+                }
+                return self.run_until_syntax_error(text, msg, io);
             }
         };
+        self.run_commands(&program, io)
+    }
+
+    /// Text whose last here-document has no closing line: bash warns and
+    /// takes the body to the end of the text. `None` when that is not the
+    /// trouble with the text.
+    fn run_open_heredoc(&mut self, text: &str, io: &Io) -> Option<i32> {
+        let (start, delim) = open_heredoc(text)?;
+        // A `$(`, `${`, `$[` or backquote on the here-document's line or
+        // before it may be left open, which is another trouble, and
+        // brush-parser 0.4's tokenizer panics on it once the here-document
+        // is closed: leave such text to the syntax error.
+        let nested = |l: &str| ["$(", "${", "$[", "`"].iter().any(|c| l.contains(c));
+        let head = text.lines().take(start).any(nested);
+        if head || text.matches('(').count() > text.matches(')').count() {
+            return None;
+        }
+        let closed = format!("{}\n{delim}\n", text.trim_end_matches('\n'));
+        let program = parse_program(&closed).ok()?;
+        let warning = format!(
+            "{}: line {}: warning: here-document at line {start} delimited by end-of-file (wanted `{delim}')",
+            self.location.name,
+            text.lines().count()
+        );
+        // The commands before the one with the here-document run first.
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let head: String = lines.get(..start - 1).unwrap_or_default().concat();
+        if start > 1
+            && let Ok(before) = parse_program(&head)
+        {
+            let status = self.run_commands(&before, io);
+            if self.exited {
+                return Some(status);
+            }
+            let rest: String = lines.get(start - 1..).unwrap_or_default().concat();
+            let rest = format!("{}\n{delim}\n", rest.trim_end_matches('\n'));
+            if let Ok(after) = parse_program(&rest) {
+                io.err_line(&warning);
+                self.location.base = start - 1;
+                let status = self.run_commands(&after, io);
+                self.location.base = 0;
+                return Some(status);
+            }
+            return None;
+        }
+        io.err_line(&warning);
+        Some(self.run_commands(&program, io))
+    }
+
+    /// Text with a syntax error: bash reads and runs one complete command
+    /// at a time, so the commands before the bad one run, then the error
+    /// is reported (its line counted in the whole text) and the shell
+    /// ends with status 2.
+    fn run_until_syntax_error(&mut self, text: &str, whole: SyntaxError, io: &Io) -> i32 {
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let mut done = 0;
+        for k in (1..lines.len()).rev() {
+            let head: String = lines[..k].concat();
+            let continued = head.trim_end_matches('\n').ends_with('\\');
+            if continued {
+                continue;
+            }
+            if let Ok(program) = parse_program(&head) {
+                done = k;
+                let status = self.run_commands(&program, io);
+                if self.exited {
+                    return status;
+                }
+                break;
+            }
+        }
+        let msg = if done == 0 {
+            whole
+        } else {
+            let rest: String = lines[done..].concat();
+            match parse_program(&rest) {
+                Err(mut e) => {
+                    e.line += done;
+                    e
+                }
+                Ok(_) => whole,
+            }
+        };
+        io.err(msg.render(&self.syntax_label()).as_bytes());
+        2
+    }
+
+    fn run_commands(&mut self, program: &ast::Program, io: &Io) -> i32 {
+        self.exited = false;
         for command in &program.complete_commands {
             let io = &self.with_exec_fds(io);
             match self.run_list(command, io) {
                 Ok(status) => self.status = status,
-                Err(Unwind::Exit(status)) => return status,
+                Err(Unwind::Exit(status)) => {
+                    self.exited = true;
+                    return status;
+                }
                 Err(Unwind::Abort(status)) => self.status = status,
                 // `break` outside a loop, `return` outside a function: bash
                 // already complained; carry on with the status.
@@ -355,9 +488,11 @@ impl Shell {
             "f" | "noglob" => self.opts.noglob = on,
             "E" | "errtrace" => self.opts.errtrace = on,
             "T" | "functrace" => self.opts.functrace = on,
+            "C" | "noclobber" => self.opts.noclobber = on,
+            "a" | "allexport" => self.vars.allexport = on,
             // Accepted and without effect here.
-            "h" | "B" | "H" | "v" | "verbose" | "posix" | "noclobber" | "C" | "m" | "monitor"
-            | "hashall" | "braceexpand" | "histexpand" | "a" | "allexport" => {}
+            "h" | "B" | "H" | "v" | "verbose" | "posix" | "m" | "monitor" | "hashall"
+            | "braceexpand" | "histexpand" => {}
             _ => return false,
         }
         true
@@ -389,7 +524,11 @@ impl Shell {
         match err.unwind() {
             // bash 5.2 ends `-c` text with 127 on an unset parameter, but
             // with 1 when `set -e` is on (as in `set -euo pipefail`).
-            Unwind::Exit(127) if self.opts.errexit => Unwind::Exit(1),
+            // A script file (`bash script.sh`) ends with 1 as well.
+            // So does a subshell.
+            Unwind::Exit(127) if self.opts.errexit || self.is_script || self.subshell_level > 0 => {
+                Unwind::Exit(1)
+            }
             other => other,
         }
     }
@@ -409,6 +548,14 @@ impl Shell {
     }
 
     /// The environment a child program gets.
+    /// After a subshell (a clone) ended: the host's umask is this shell's
+    /// again, whatever the subshell's `umask` set.
+    pub(crate) fn rejoin(&self, child: &Shell) {
+        if child.umask != self.umask {
+            self.host.set_umask(self.umask);
+        }
+    }
+
     pub(crate) fn child_env(&self) -> Vec<(String, String)> {
         self.vars.exported()
     }
@@ -559,11 +706,30 @@ fn syntax_error(text: &str, err: &brush_parser::ParseError) -> SyntaxError {
     use brush_parser::TokenizerError as T;
     let end_line = text.matches('\n').count() + 1;
     match err {
+        P::ParsingNear(pos)
+            if let Some((line, token)) =
+                stray_closer(text).filter(|(l, _)| *l <= pos.line.max(1)) =>
+        {
+            let line_text = text.lines().nth(line - 1).unwrap_or("");
+            SyntaxError {
+                line,
+                message: format!("syntax error near unexpected token `{token}'"),
+                echo_line: Some(line_text.to_string()),
+            }
+        }
         P::ParsingNear(pos) => {
             let token = token_at(text, pos.index);
             let line_text = text.lines().nth(pos.line.saturating_sub(1)).unwrap_or("");
             SyntaxError {
                 line: pos.line.max(1),
+                message: format!("syntax error near unexpected token `{token}'"),
+                echo_line: Some(line_text.to_string()),
+            }
+        }
+        P::ParsingAtEndOfInput if let Some((line, token)) = stray_closer(text) => {
+            let line_text = text.lines().nth(line - 1).unwrap_or("");
+            SyntaxError {
+                line,
                 message: format!("syntax error near unexpected token `{token}'"),
                 echo_line: Some(line_text.to_string()),
             }
@@ -574,12 +740,24 @@ fn syntax_error(text: &str, err: &brush_parser::ParseError) -> SyntaxError {
             echo_line: None,
         },
         P::Tokenizing { inner, position } => {
-            let line = position.as_ref().map_or(end_line, |p| p.line.max(1));
+            let mut line = position.as_ref().map_or(end_line, |p| p.line.max(1));
+            // brush-parser says `}` for an open `$(` too; bash reports that
+            // one at the end of the text.
+            let open_paren = text
+                .rfind("$(")
+                .is_some_and(|p| text.rfind("${").is_none_or(|b| b < p));
+            if matches!(inner, T::UnterminatedCommandSubstitution)
+                || (matches!(inner, T::UnterminatedVariable | T::UnterminatedExpansion)
+                    && open_paren)
+            {
+                line = end_line + usize::from(!text.ends_with('\n'));
+            }
             let quote = match inner {
                 T::UnterminatedSingleQuote(_) | T::UnterminatedAnsiCQuote(_) => Some('\''),
                 T::UnterminatedDoubleQuote(_) => Some('"'),
                 T::UnterminatedBackquote(_) => Some('`'),
                 T::UnterminatedCommandSubstitution => Some(')'),
+                T::UnterminatedVariable | T::UnterminatedExpansion if open_paren => Some(')'),
                 T::UnterminatedVariable | T::UnterminatedExpansion => Some('}'),
                 _ => None,
             };
@@ -594,6 +772,177 @@ fn syntax_error(text: &str, err: &brush_parser::ParseError) -> SyntaxError {
             }
         }
     }
+}
+
+/// The first reserved word that closes a compound command none opened
+/// (`fi` after a complete `if`, a second `done`, a lone `}`), with its
+/// line: brush-parser reports those as an early end of input.
+fn stray_closer(text: &str) -> Option<(usize, String)> {
+    let mut stack: Vec<&str> = Vec::new();
+    let mut line = 1;
+    let mut command_start = true;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\n' => {
+                line += 1;
+                command_start = true;
+            }
+            // After `)` comes a function's body (`f() {`).
+            ';' | '&' | '|' | '(' | ')' => command_start = true,
+            ' ' | '\t' => {}
+            '#' if command_start => {
+                while chars.peek().is_some_and(|(_, c)| *c != '\n') {
+                    chars.next();
+                }
+            }
+            '\'' | '"' | '`' => {
+                // Quoted text: skip to the closing quote, counting lines.
+                let mut escaped = false;
+                for (_, q) in chars.by_ref() {
+                    if q == '\n' {
+                        line += 1;
+                    }
+                    if escaped {
+                        escaped = false;
+                    } else if q == '\\' && c != '\'' {
+                        escaped = true;
+                    } else if q == c {
+                        break;
+                    }
+                }
+                command_start = false;
+            }
+            '<' if text.get(i..).is_some_and(|t| t.starts_with("<<")) => return None,
+            _ => {
+                let start = i;
+                let mut end = i + c.len_utf8();
+                while let Some(&(j, d)) = chars.peek() {
+                    if d.is_whitespace() || ";&|()<>'\"`".contains(d) {
+                        break;
+                    }
+                    end = j + d.len_utf8();
+                    chars.next();
+                }
+                let word = text.get(start..end).unwrap_or("");
+                if !command_start {
+                    continue;
+                }
+                // The stack holds what each open compound command waits
+                // for: `then` after `if`, `fi` after `then`, `do` after a
+                // loop's head, `done` after `do`, `}` after `{`.
+                let stray = || Some((line, word.to_string()));
+                match word {
+                    "if" => {
+                        stack.push("if");
+                        command_start = true;
+                    }
+                    "while" | "until" => {
+                        stack.push("loop");
+                        command_start = true;
+                    }
+                    "for" | "select" => {
+                        stack.push("loop");
+                        command_start = false;
+                    }
+                    "{" | "!" => {
+                        if word == "{" {
+                            stack.push("{");
+                        }
+                        command_start = true;
+                    }
+                    "then" => {
+                        if stack.last() != Some(&"if") {
+                            return stray();
+                        }
+                        *stack.last_mut()? = "then";
+                        command_start = true;
+                    }
+                    "elif" => {
+                        if stack.last() != Some(&"then") {
+                            return stray();
+                        }
+                        *stack.last_mut()? = "if";
+                        command_start = true;
+                    }
+                    "else" => {
+                        if stack.last() != Some(&"then") {
+                            return stray();
+                        }
+                        *stack.last_mut()? = "else";
+                        command_start = true;
+                    }
+                    "fi" => {
+                        if !matches!(stack.last(), Some(&"then" | &"else")) {
+                            return stray();
+                        }
+                        stack.pop();
+                        command_start = false;
+                    }
+                    "do" => {
+                        if stack.last() != Some(&"loop") {
+                            return stray();
+                        }
+                        *stack.last_mut()? = "do";
+                        command_start = true;
+                    }
+                    "done" | "}" => {
+                        let want = if word == "done" { "do" } else { "{" };
+                        if stack.last() != Some(&want) {
+                            return stray();
+                        }
+                        stack.pop();
+                        command_start = false;
+                    }
+                    "esac" => return stray(),
+                    // `function f {`: too rare to follow here.
+                    "function" => return None,
+                    _ => command_start = false,
+                }
+                if word == "case" {
+                    // Patterns are not commands; give up on the rest.
+                    return None;
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The line and delimiter of the last here-document of `text` when no
+/// later line closes it (`cat <<EOF` and the text ends).
+fn open_heredoc(text: &str) -> Option<(usize, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut open: Option<(usize, String, bool)> = None;
+    for (n, line) in lines.iter().enumerate() {
+        if let Some((_, delim, strip)) = &open {
+            let body = if *strip {
+                line.trim_start_matches('\t')
+            } else {
+                line
+            };
+            if body == delim {
+                open = None;
+            }
+            continue;
+        }
+        // `<<WORD`, `<<-WORD`, `<< 'WORD'`, `<<"WORD"` (not `<<<`).
+        let Some(at) = line.find("<<").filter(|&i| !line[i..].starts_with("<<<")) else {
+            continue;
+        };
+        let rest = &line[at + 2..];
+        let strip = rest.starts_with('-');
+        let rest = rest.trim_start_matches('-').trim_start();
+        let word: String = rest
+            .chars()
+            .take_while(|c| !c.is_whitespace() && !";|&<>()".contains(*c))
+            .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+            .collect();
+        if !word.is_empty() {
+            open = Some((n + 1, word, strip));
+        }
+    }
+    open.map(|(line, delim, _)| (line, delim))
 }
 
 /// The token starting at byte `index`: an operator or a word.

@@ -109,11 +109,13 @@ impl Shell {
                     value
                 } else {
                     let message = match error_message {
-                        Some(text) => join_parts(&self.nested_parts(text, true, io)?),
-                        None if matches!(test_type, ParameterTestType::Unset) => {
+                        Some(text) if !text.is_empty() => {
+                            join_parts(&self.nested_parts(text, true, io)?)
+                        }
+                        _ if matches!(test_type, ParameterTestType::Unset) => {
                             "parameter not set".to_string()
                         }
-                        None => "parameter null or not set".to_string(),
+                        _ => "parameter null or not set".to_string(),
                     };
                     return Err(ShellError::ParameterUnset {
                         name: param_name(parameter),
@@ -508,7 +510,7 @@ impl Shell {
                 let d = now().unwrap_or_default();
                 format!("{}.{:06}", d.as_secs(), d.subsec_micros())
             }
-            "BASHPID" => super::SHELL_PID.to_string(),
+            "BASHPID" => self.bashpid.to_string(),
             _ => return None,
         })
     }
@@ -525,7 +527,10 @@ impl Shell {
             SpecialParameter::LastExitStatus => ParamValue::Scalar(self.status.to_string()),
             SpecialParameter::CurrentOptionFlags => ParamValue::Scalar(self.option_flags()),
             SpecialParameter::ProcessId => ParamValue::Scalar(crate::interp::SHELL_PID.to_string()),
-            SpecialParameter::LastBackgroundProcessId => ParamValue::Unset,
+            SpecialParameter::LastBackgroundProcessId => match self.last_bg_pid {
+                Some(pid) => ParamValue::Scalar(pid.to_string()),
+                None => ParamValue::Unset,
+            },
             SpecialParameter::ShellName => ParamValue::Scalar(self.arg0.clone()),
         }
     }
@@ -534,6 +539,9 @@ impl Shell {
     /// in bash, `c` for `-c`).
     fn option_flags(&self) -> String {
         let mut flags = String::new();
+        if self.vars.allexport {
+            flags.push('a');
+        }
         if self.opts.errexit {
             flags.push('e');
         }
@@ -779,8 +787,8 @@ fn transform(
         T::ToUpperCase => value.map(str::to_uppercase),
         T::ToLowerCase => value.map(str::to_lowercase),
         T::CapitalizeInitial => value.map(|s| change_first(s, true)),
-        T::Quoted => value.map(crate::utils::quoting::single_quote),
-        T::ExpandEscapeSequences => value.map(crate::utils::escapes::decode_ansi_c),
+        T::Quoted => value.map(crate::programs::quoting::single_quote),
+        T::ExpandEscapeSequences => value.map(crate::programs::escapes::decode_ansi_c),
         _ => return None,
     })
 }

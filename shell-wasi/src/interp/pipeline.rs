@@ -62,7 +62,7 @@ impl Shell {
             let stdout = if last {
                 io.stdout.clone()
             } else {
-                Sink::memory()
+                Sink::pipe()
             };
             let stage_io = Io {
                 stdin: stdin.clone(),
@@ -74,7 +74,7 @@ impl Shell {
             let broken = stdout.borrow().is_broken();
             statuses.push(if broken { SIGPIPE_STATUS } else { status });
             if !last {
-                stdin = Source::bytes(stdout.borrow_mut().take());
+                stdin = Source::piped(stdout.borrow_mut().take(), broken);
             }
         }
         self.set_pipestatus(&statuses);
@@ -95,11 +95,13 @@ impl Shell {
     fn run_stage(&mut self, cmd: &ast::Command, io: &Io) -> i32 {
         let mut child = self.clone();
         child.exit_trap_inherited = true;
-        match child.run_command(cmd, io) {
+        let status = match child.run_command(cmd, io) {
             Ok(status) => status,
             Err(Unwind::Exit(s) | Unwind::Abort(s) | Unwind::Return(s)) => s,
             Err(Unwind::Break(_) | Unwind::Continue(_)) => 0,
-        }
+        };
+        self.rejoin(&child);
+        status
     }
 
     fn set_pipestatus(&mut self, statuses: &[i32]) {

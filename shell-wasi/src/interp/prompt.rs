@@ -84,13 +84,13 @@ impl Shell {
             'T' => now("%I:%M:%S"),
             '@' => now("%I:%M %p"),
             'A' => now("%H:%M"),
-            'h' => crate::utils::coreutils::sys::HOSTNAME
+            'h' => crate::programs::coreutils::sys::HOSTNAME
                 .split('.')
                 .next()
                 .unwrap_or_default()
                 .to_string(),
-            'H' => crate::utils::coreutils::sys::HOSTNAME.to_string(),
-            'u' => crate::utils::ident::USER.to_string(),
+            'H' => crate::programs::coreutils::sys::HOSTNAME.to_string(),
+            'u' => crate::programs::ident::USER.to_string(),
             's' => self
                 .arg0
                 .rsplit('/')
@@ -128,7 +128,7 @@ impl Shell {
 }
 
 fn now(format: &str) -> String {
-    crate::utils::coreutils::date::format_now(format)
+    crate::programs::coreutils::date::format_now(format)
 }
 
 /// Backslashes before the characters special inside double quotes.

@@ -82,6 +82,9 @@ impl Shell {
                 };
                 Ok(match kind {
                     K::Read | K::ReadAndWrite => self.redirect_input(*fd, &path, io),
+                    K::Write if self.clobber_refused(&path) => {
+                        Err(format!("{path}: cannot overwrite existing file"))
+                    }
                     K::Write | K::Clobber => {
                         self.redirect_output(fd.unwrap_or(1), &path, OutMode::Truncate, io)
                     }
@@ -99,6 +102,9 @@ impl Shell {
                 } else {
                     OutMode::Truncate
                 };
+                if !*append && self.clobber_refused(&path) {
+                    return Ok(Err(format!("{path}: cannot overwrite existing file")));
+                }
                 Ok(self.redirect_output(1, &path, mode, io).map(|()| {
                     io.stderr = io.stdout.clone();
                 }))
@@ -152,11 +158,23 @@ impl Shell {
     }
 
     fn redirect_input(&self, fd: Option<i32>, path: &str, io: &mut Io) -> Result<(), String> {
+        // As bash does, `/dev/stdin` and `/dev/fd/N` name this shell's own
+        // descriptors, whatever the filesystem has.
+        if let Some(n) = dev_fd(path) {
+            let n = n.to_string();
+            return self.duplicate(fd, &ast::IoFileRedirectKind::DuplicateInput, &n, io);
+        }
+        let full = self.resolve(path);
+        let device = self
+            .host
+            .get_mode(&super::normalize(&self.cwd, path), true)
+            .is_ok_and(|m| m & crate::host::S_IFMT == crate::host::S_IFCHR);
         let data = match path {
             "/dev/null" => Vec::new(),
-            "/dev/stdin" => return Ok(()),
-            _ => std::fs::read(self.resolve(path))
+            // A device never ends: as much as a pipe holds.
+            _ if device => crate::programs::devices::read_device(&full, |_| false)
                 .map_err(|e| format!("{path}: {}", strerror(&e)))?,
+            _ => std::fs::read(full).map_err(|e| format!("{path}: {}", strerror(&e)))?,
         };
         set_input(io, fd.unwrap_or(0), Source::bytes(data));
         Ok(())
@@ -169,14 +187,25 @@ impl Shell {
         mode: OutMode,
         io: &mut Io,
     ) -> Result<(), String> {
+        if let Some(n) = dev_fd(path) {
+            let n = n.to_string();
+            return self.duplicate(Some(fd), &ast::IoFileRedirectKind::DuplicateOutput, &n, io);
+        }
         let sink = match path {
             "/dev/null" => Sink::null(),
-            "/dev/stdout" => io.stdout.clone(),
-            "/dev/stderr" => io.stderr.clone(),
+            "/dev/full" => std::rc::Rc::new(std::cell::RefCell::new(Sink::Full(false))),
             _ => self.open_output(path, mode)?,
         };
         set_fd(io, fd, sink);
         Ok(())
+    }
+
+    /// `set -C`: `>` may not truncate an existing regular file (devices
+    /// such as `/dev/null` are fine).
+    fn clobber_refused(&self, path: &str) -> bool {
+        self.opts.noclobber
+            && std::fs::metadata(self.resolve(path)).is_ok_and(|m| m.is_file())
+            && !path.starts_with("/dev/")
     }
 
     fn open_output(&self, path: &str, mode: OutMode) -> Result<SinkRef, String> {
@@ -269,5 +298,16 @@ fn set_fd(io: &mut Io, fd: i32, sink: SinkRef) {
         n => {
             io.extra.insert(n, Fd::Out(sink));
         }
+    }
+}
+
+/// The descriptor `/dev/stdin`, `/dev/stdout`, `/dev/stderr` or
+/// `/dev/fd/N` names.
+fn dev_fd(path: &str) -> Option<i32> {
+    match path {
+        "/dev/stdin" => Some(0),
+        "/dev/stdout" => Some(1),
+        "/dev/stderr" => Some(2),
+        _ => path.strip_prefix("/dev/fd/")?.parse().ok(),
     }
 }

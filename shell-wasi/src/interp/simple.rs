@@ -9,8 +9,8 @@ use brush_parser::ast;
 use super::{Shell, normalize};
 use crate::errors::Unwind;
 use crate::host::{FsError, Host, S_IFDIR, S_IFMT};
+use crate::programs::{self, Process};
 use crate::streams::Io;
-use crate::utils::{self, Process};
 
 /// Folders where the sandbox pretends its utilities live.
 const UTILITY_DIRS: [&str; 5] = ["/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin"];
@@ -115,7 +115,7 @@ impl Shell {
         for (at, kind, sub) in std::mem::take(&mut parts.substitutions) {
             let path = self.process_substitution(kind, sub, io, &mut pending, &mut files)?;
             if let Some(word) = parts.words.get_mut(at) {
-                word.value = crate::utils::quoting::single_quote(&path);
+                word.value = crate::programs::quoting::single_quote(&path);
             }
         }
         let result = self.run_simple_parts(&parts, io);
@@ -158,7 +158,7 @@ impl Shell {
             }
             // An assignment-only command leaves `$_` empty.
             self.set_last_argument(String::new());
-            flush_redirected(&cmd_io, io);
+            let _ = flush_redirected(&cmd_io, io);
             return Ok(self.subst_status.unwrap_or(0));
         }
         let saved = self.temporary_assignments(&parts.assignments, io)?;
@@ -175,8 +175,33 @@ impl Shell {
         if let Some(last) = argv.last() {
             self.set_last_argument(last.clone());
         }
-        flush_redirected(&cmd_io, io);
-        result
+        match flush_redirected(&cmd_io, io) {
+            Ok(()) => result,
+            Err(e) => Ok(self.report_write_error(&argv, &e, io)),
+        }
+    }
+
+    /// A command's redirected output could not be written (`> /dev/full`,
+    /// a full disk): said as bash says it for a builtin, as GNU tools say
+    /// it for a program; the command fails.
+    fn report_write_error(&self, argv: &[String], e: &std::io::Error, io: &Io) -> i32 {
+        let name = argv.first().map_or("", String::as_str);
+        // WASI's stream writes fail as EIO whatever the cause; a sandbox
+        // whose quota is spent is out of space, as a full disk.
+        let full = self
+            .host
+            .disk_usage()
+            .is_some_and(|(used, max, _, _)| used >= max);
+        let why = match crate::errors::strerror(e) {
+            "Input/output error" if full => "No space left on device",
+            other => other,
+        };
+        if crate::builtins::lookup(name).is_some() && !self.funcs.contains_key(name) {
+            self.report(io, &format!("{name}: write error: {why}"));
+        } else {
+            io.err_line(&format!("{name}: write error: {why}"));
+        }
+        1
     }
 
     /// `exec` with only redirections: what they set stays for later
@@ -257,7 +282,7 @@ impl Shell {
         if let Some(value) = self.vars.scalar(name)
             && matches!(a.value, ast::AssignmentValue::Scalar(_))
         {
-            let value = crate::utils::quoting::trace_quote(value);
+            let value = crate::programs::quoting::trace_quote(value);
             self.xtrace(&format!("{name}={value}"), io);
         }
     }
@@ -278,6 +303,41 @@ impl Shell {
         Ok(self.run_program(argv, io))
     }
 
+    /// Where `$PATH` finds `name`: the sandbox's utilities are the files
+    /// of `/usr/bin` and `/bin`; other folders hold the user's programs.
+    /// Without `PATH`, only the utilities.
+    pub(crate) fn search_path(&self, name: &str) -> Option<PathHit> {
+        let is_utility = programs::find(&self.host, name).is_some();
+        let Some(path) = self.vars.scalar("PATH") else {
+            return is_utility.then_some(PathHit::Utility);
+        };
+        // A file found without the execute bit is what bash tries (and
+        // reports) when no folder has an executable one.
+        let mut not_executable = None;
+        for dir in path.split(':') {
+            let dir = if dir.is_empty() { "." } else { dir };
+            let home = matches!(dir.trim_end_matches('/'), "/usr/bin" | "/bin");
+            if home {
+                if is_utility {
+                    return Some(PathHit::Utility);
+                }
+                continue;
+            }
+            let full = normalize(&self.cwd, &format!("{dir}/{name}"));
+            let Ok(mode) = self.host.get_mode(&full, true) else {
+                continue;
+            };
+            let shown = format!("{}/{name}", dir.trim_end_matches('/'));
+            if mode & S_IFMT == crate::host::S_IFREG {
+                if mode & 0o111 != 0 {
+                    return Some(PathHit::File(shown));
+                }
+                not_executable.get_or_insert(shown);
+            }
+        }
+        not_executable.map(PathHit::File)
+    }
+
     /// What bash would exec(2): a utility, or a file with a path.
     pub(crate) fn run_program(&mut self, argv: &[String], io: &Io) -> i32 {
         let Some(name) = argv.first() else {
@@ -286,7 +346,23 @@ impl Shell {
         if name.contains('/') {
             return self.run_path(argv, io);
         }
-        match utils::find(&self.host, name) {
+        let found = match self.search_path(name) {
+            Some(PathHit::File(path)) => {
+                self.hashed
+                    .entry(name.clone())
+                    .or_insert_with(|| crate::builtins::hash::Hashed {
+                        path: path.clone(),
+                        hits: 0,
+                    })
+                    .hits += 1;
+                let mut argv = argv.to_vec();
+                argv[0] = path;
+                return self.run_path(&argv, io);
+            }
+            Some(PathHit::Utility) => programs::find(&self.host, name),
+            None => None,
+        };
+        match found {
             Some(util) => {
                 self.hashed
                     .entry(name.clone())
@@ -304,7 +380,12 @@ impl Shell {
         }
     }
 
-    pub(crate) fn run_utility(&mut self, util: utils::UtilityFn, argv: &[String], io: &Io) -> i32 {
+    pub(crate) fn run_utility(
+        &mut self,
+        util: programs::UtilityFn,
+        argv: &[String],
+        io: &Io,
+    ) -> i32 {
         let env = self.child_env();
         let name = argv.first().cloned().unwrap_or_default();
         let mut process = Process::new(&name, &self.cwd, &env, &self.host, io, self.depth);
@@ -383,7 +464,7 @@ impl Shell {
             Err(status) => return Ok(status),
         };
         let result = self.run_compound(&body.0, &cmd_io);
-        flush_redirected(&cmd_io, io);
+        let _ = flush_redirected(&cmd_io, io);
         result
     }
 
@@ -442,10 +523,10 @@ impl Shell {
             super::script::Interpreter::Env(program) => {
                 let mut new_argv = vec![program.clone(), path.to_string()];
                 new_argv.extend_from_slice(args);
-                match utils::find(&self.host, &program) {
+                match programs::find(&self.host, &program) {
                     Some(util) => self.run_utility(util, &new_argv, io),
                     None => {
-                        let quoted = crate::utils::quoting::quote(&program, &self.child_env());
+                        let quoted = crate::programs::quoting::quote(&program, &self.child_env());
                         io.err_line(&format!(
                             "/usr/bin/env: {quoted}: No such file or directory"
                         ));
@@ -474,29 +555,31 @@ impl Shell {
 }
 
 /// The utility a path like `/usr/bin/ls` names, if the sandbox has it.
-fn utility_at(host: &Rc<dyn Host>, path: &str) -> Option<utils::UtilityFn> {
+fn utility_at(host: &Rc<dyn Host>, path: &str) -> Option<programs::UtilityFn> {
     let (dir, name) = path.rsplit_once('/')?;
     if UTILITY_DIRS.contains(&dir) {
-        utils::find(host, name)
+        programs::find(host, name)
     } else {
         None
     }
 }
 
 /// Flushes file sinks a command's redirections opened, so the next
-/// command sees the bytes; the shared stdout keeps its chunking.
-fn flush_redirected(cmd_io: &Io, io: &Io) {
+/// command sees the bytes; the shared stdout keeps its chunking. The
+/// error is that of a redirected stdout that could not be written.
+fn flush_redirected(cmd_io: &Io, io: &Io) -> std::io::Result<()> {
     for entry in cmd_io.extra.values() {
         if let crate::streams::Fd::Out(sink) = entry {
             let _ = sink.borrow_mut().flush();
         }
     }
-    if !Rc::ptr_eq(&cmd_io.stdout, &io.stdout) {
-        let _ = cmd_io.stdout.borrow_mut().flush();
-    }
     if !Rc::ptr_eq(&cmd_io.stderr, &io.stderr) {
         let _ = cmd_io.stderr.borrow_mut().flush();
     }
+    if !Rc::ptr_eq(&cmd_io.stdout, &io.stdout) {
+        return cmd_io.stdout.borrow_mut().flush();
+    }
+    Ok(())
 }
 
 /// Whether the command is a declaration builtin, whose assignment-like
@@ -515,4 +598,12 @@ fn assignment_name(a: &ast::Assignment) -> &str {
     match &a.name {
         ast::AssignmentName::VariableName(n) | ast::AssignmentName::ArrayElementName(n, _) => n,
     }
+}
+
+/// What a `PATH` search found.
+pub(crate) enum PathHit {
+    /// The utility of that name (in `/usr/bin`).
+    Utility,
+    /// A program file, as `PATH` names it.
+    File(String),
 }

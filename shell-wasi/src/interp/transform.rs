@@ -8,8 +8,8 @@ use super::Shell;
 use super::param::ParamValue;
 use super::vars::Value;
 use crate::errors::ShellError;
+use crate::programs::quoting::{declare_quote, single_quote};
 use crate::streams::Io;
-use crate::utils::quoting::{declare_quote, single_quote};
 
 impl Shell {
     /// `${parameter@op}`, or `None` for the operators `param` handles.

@@ -91,6 +91,9 @@ impl Shell {
         let mut child = self.clone();
         child.exit_trap_inherited = true;
         child.subshell_level += 1;
+        let pid = self.pids.get() + 1;
+        self.pids.set(pid);
+        child.bashpid = pid;
         // The subshell's standard descriptors are the ones it is given.
         child.exec_fds.retain(|fd, _| *fd > 2);
         if !self.traces_functions() {

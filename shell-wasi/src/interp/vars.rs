@@ -157,6 +157,8 @@ pub(crate) struct Vars {
     /// Warnings found while reading (circular namerefs), for the shell to
     /// print: reads do not have the error stream at hand.
     warnings: std::cell::RefCell<Vec<String>>,
+    /// `set -a`: every variable assigned is exported.
+    pub(crate) allexport: bool,
 }
 
 impl Vars {
@@ -542,12 +544,14 @@ impl Vars {
     /// The entry for `name`, created on first assignment; a valueless
     /// scalar takes the shape of the first value it gets.
     fn entry(&mut self, name: &str, empty: Value) -> &mut Var {
-        let exported = self.pending_exports.remove(name);
+        let exported = self.pending_exports.remove(name) || self.allexport;
+        let allexport = self.allexport;
         let var = self.table.entry(name.to_string()).or_insert(Var {
             value: empty.clone(),
             exported,
             ..Var::default()
         });
+        var.exported |= allexport;
         if var.valueless && matches!(var.value, Value::Scalar(_)) {
             var.value = empty;
         }

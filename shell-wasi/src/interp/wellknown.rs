@@ -26,7 +26,7 @@ pub(super) fn init(vars: &mut Vars, arg0: &str) {
             let _ = vars.set(name, value.to_string());
         }
     }
-    let uid = crate::utils::ident::UID.to_string();
+    let uid = crate::programs::ident::UID.to_string();
     for name in ["UID", "EUID"] {
         let _ = vars.set(name, uid.clone());
         if let Some(var) = vars.attrs_mut(name) {

@@ -2,8 +2,8 @@
 //! of `eval`, `source`, trap or `$( )`) and the command as it runs.
 
 use super::Shell;
+use crate::programs::quoting::trace_quote;
 use crate::streams::Io;
-use crate::utils::quoting::trace_quote;
 
 impl Shell {
     /// `+ `, `++ `, ... for the current level.

@@ -8,6 +8,7 @@
 //! Snapshots of a booted guest and their restore are in `snapshot.rs`.
 
 mod snapshot;
+pub mod symbols;
 mod zero_page;
 
 pub use snapshot::{LinuxSnapshot, RestoreReport};
@@ -226,6 +227,43 @@ impl LinuxVm {
             RunEnd::Exit(Exit::IoOut { .. }) => GuestEnd::Reset,
             RunEnd::Exit(other) => GuestEnd::Crashed(format!("{other:?}")),
         })
+    }
+
+    /// Where the vCPU stands, in one line, for a guest that ran out of
+    /// time: its instruction pointer (as a function of `kernel` when that
+    /// ELF is given and has symbols), whether it takes interrupts, and
+    /// whether it is halted (waiting for one) or busy.
+    pub fn vcpu_report(&self, kernel: Option<&Path>) -> String {
+        let regs = match self.vcpu.regs() {
+            Ok(regs) => regs,
+            Err(e) => return format!("vCPU state unreadable: {e}"),
+        };
+        let function = kernel
+            .and_then(|path| std::fs::read(path).ok())
+            .and_then(|elf| symbols::function_at(&elf, regs.rip))
+            .map(|(name, offset)| format!(" in {name}+{offset:#x}"))
+            .unwrap_or_default();
+        // RFLAGS.IF is bit 9.
+        let interrupts = if regs.rflags & (1 << 9) != 0 {
+            "on"
+        } else {
+            "off"
+        };
+        let activity = match self.vcpu.mp_state() {
+            Ok(kvm_bindings::KVM_MP_STATE_HALTED) => "halted",
+            Ok(kvm_bindings::KVM_MP_STATE_RUNNABLE) => "running",
+            Ok(other) => {
+                return format!(
+                    "vCPU at rip {:#x}{function}, interrupts {interrupts}, mp_state {other}",
+                    regs.rip
+                );
+            }
+            Err(_) => "activity unknown",
+        };
+        format!(
+            "vCPU at rip {:#x}{function}, interrupts {interrupts}, {activity}",
+            regs.rip
+        )
     }
 
     /// The host's end of the guest's channel: push bytes to the guest

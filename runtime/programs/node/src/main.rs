@@ -27,8 +27,10 @@ mod wasi_imports {
         with: {
             "wasi:cli/exit@0.2.12": generate,
             "wasi:random/random@0.2.12": generate,
+            "ephemeral:sandbox/process@0.1.0": generate,
         },
     });
+    pub use self::ephemeral::sandbox::process;
     pub use self::wasi::cli::exit::exit_with_code;
     pub use self::wasi::random::random::get_random_bytes;
 }
@@ -142,8 +144,108 @@ fn io_error(e: std::io::Error) -> JsError {
 
 type Native = fn(&JsValue, &[JsValue], &mut Context) -> JsResult<JsValue>;
 
+/// `child_process`'s one host power: runs a program to its end through the
+/// sandbox's process interface. Arguments: argv, env as `[k, v, …]`, cwd,
+/// stdin bytes, the stdout and stderr modes (`pipe`, `inherit`, `ignore`),
+/// whether stderr joins stdout, and a timeout in ms (0: none). Answers
+/// `{status, stdout, stderr, limit, timedOut}` or throws the host's refusal.
+fn run_program(args: &[JsValue], ctx: &mut Context) -> JsResult<JsValue> {
+    let strings = |i: usize, ctx: &mut Context| -> JsResult<Vec<String>> {
+        let value = arg(args, i);
+        let Some(obj) = value.as_object() else {
+            return Ok(Vec::new());
+        };
+        let array = JsArray::from_object(obj.clone())?;
+        let len = array.length(ctx)?;
+        (0..len)
+            .map(|k| Ok(array.get(k, ctx)?.to_string(ctx)?.to_std_string_lossy()))
+            .collect()
+    };
+    let argv = strings(0, ctx)?;
+    let flat_env = strings(1, ctx)?;
+    let env: Vec<(String, String)> = flat_env
+        .chunks(2)
+        .filter_map(|kv| Some((kv.first()?.clone(), kv.get(1)?.clone())))
+        .collect();
+    let cwd = string_arg(args, 2, ctx)?;
+    let stdin = bytes_arg(args, 3, ctx)?;
+    let stdout = string_arg(args, 4, ctx)?;
+    let stderr = string_arg(args, 5, ctx)?;
+    let merge = arg(args, 6).to_boolean();
+    let timeout = arg(args, 7).to_number(ctx)?;
+    let timeout_ms = (timeout > 0.0).then(|| timeout.ceil() as u64);
+    let finished = host_run(argv, env, cwd, stdin, &stdout, &stderr, merge, timeout_ms)
+        .map_err(|msg| JsError::from_opaque(js_string!(msg).into()))?;
+    let mut result = ObjectInitializer::new(ctx);
+    result.property(js_string!("status"), finished.0, Attribute::all());
+    let (out, err) = (finished.1, finished.2);
+    let out = array_buffer(out, result.context())?;
+    result.property(js_string!("stdout"), out, Attribute::all());
+    let err = array_buffer(err, result.context())?;
+    result.property(js_string!("stderr"), err, Attribute::all());
+    let limit: JsValue = match finished.3 {
+        Some(l) => js_string!(l).into(),
+        None => JsValue::null(),
+    };
+    result.property(js_string!("limit"), limit, Attribute::all());
+    Ok(result.build().into())
+}
+
+/// (status, stdout, stderr, limit) of a program run by the host.
+type Ran = (i32, Vec<u8>, Vec<u8>, Option<String>);
+
+#[cfg(target_os = "wasi")]
+#[allow(clippy::too_many_arguments)]
+fn host_run(
+    argv: Vec<String>,
+    env: Vec<(String, String)>,
+    cwd: String,
+    stdin: Vec<u8>,
+    stdout: &str,
+    stderr: &str,
+    merge: bool,
+    timeout_ms: Option<u64>,
+) -> Result<Ran, String> {
+    use wasi_imports::process::{self, OutputMode};
+    let mode = |m: &str| match m {
+        "inherit" => OutputMode::Inherit,
+        "ignore" => OutputMode::Discard,
+        _ => OutputMode::Capture,
+    };
+    let _ = std::io::stdout().flush();
+    let done = process::run(&process::Command {
+        program: argv.first().cloned().unwrap_or_default(),
+        args: argv,
+        env,
+        cwd,
+        stdin,
+        stdout: mode(stdout),
+        stderr: mode(stderr),
+        stderr_to_stdout: merge,
+        timeout_ms,
+    })?;
+    Ok((done.status, done.stdout, done.stderr, done.limit))
+}
+
+/// Natively (for debugging the runtime) there is no sandbox to ask.
+#[cfg(not(target_os = "wasi"))]
+#[allow(clippy::too_many_arguments)]
+fn host_run(
+    _argv: Vec<String>,
+    _env: Vec<(String, String)>,
+    _cwd: String,
+    _stdin: Vec<u8>,
+    _stdout: &str,
+    _stderr: &str,
+    _merge: bool,
+    _timeout_ms: Option<u64>,
+) -> Result<Ran, String> {
+    Err("ENOSYS".into())
+}
+
 fn natives() -> Vec<(&'static str, usize, Native)> {
     vec![
+        ("run", 8, |_, a, ctx| run_program(a, ctx)),
         ("write", 2, |_, a, ctx| {
             let fd = arg(a, 0).to_i32(ctx)?;
             let bytes = bytes_arg(a, 1, ctx)?;

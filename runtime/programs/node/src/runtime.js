@@ -509,7 +509,8 @@
     ENOTDIR: [-20, 'not a directory'], EISDIR: [-21, 'illegal operation on a directory'], ENOTEMPTY: [-39, 'directory not empty'],
     EINVAL: [-22, 'invalid argument'], ENOSPC: [-28, 'no space left on device'], EDQUOT: [-122, 'disk quota exceeded'],
     EROFS: [-30, 'read-only file system'], EXDEV: [-18, 'cross-device link not permitted'], ENOSYS: [-38, 'function not implemented'],
-    ENAMETOOLONG: [-36, 'name too long'], EIO: [-5, 'i/o error'],
+    ENAMETOOLONG: [-36, 'name too long'], EIO: [-5, 'i/o error'], ETIMEDOUT: [-110, 'connection timed out'],
+    EAGAIN: [-11, 'resource temporarily unavailable'],
   };
   function sysError(raw, syscall, p, dest) {
     if (typeof raw !== 'string') return raw;
@@ -1128,11 +1129,117 @@
     parse: (s) => { const u = new URL(s); return { protocol: u.protocol, host: u.host, hostname: u.hostname, port: u.port || null, pathname: u.pathname, search: u.search || null, hash: u.hash || null, href: u.href, path: u.pathname + u.search }; },
   };
 
-  // ---- child_process, stream, readline: honest stubs ----------------------
-  const childProcess = {};
-  for (const n of ['exec', 'execSync', 'spawn', 'spawnSync', 'execFile', 'execFileSync', 'fork']) {
-    childProcess[n] = () => { throw sysError('ENOSYS', n.replace(/Sync$/, '')); };
+  // ---- child_process: the sandbox's programs, run by the host -----------
+  // Each child is its own process of the sandbox (the shell and its
+  // utilities, python3, node…), run to its end by `native.run`; the
+  // asynchronous forms run it at the next turn of the event loop and then
+  // emit what Node emits, in Node's order.
+  function spawnError(file, args, code, syscall) {
+    const [errno] = errnoText[code] || [-5];
+    const e = new Error(`${syscall} ${file} ${code}`);
+    e.errno = errno; e.code = code; e.syscall = `${syscall} ${file}`; e.path = file; e.spawnargs = args;
+    return e;
   }
+  function findExecutable(file, env) {
+    const exists = (p) => { try { return native.stat(p, true)[0] !== 'dir'; } catch (_) { return false; } };
+    if (file.includes('/')) return exists(path.resolve(cwd, file));
+    return ((env && env.PATH) || '/usr/local/bin:/usr/bin:/bin').split(':').some((d) => d && exists(d + '/' + file));
+  }
+  function stdioOf(o, dflt) {
+    let s = o.stdio === undefined ? dflt : o.stdio;
+    if (typeof s === 'string') s = [s, s, s];
+    return [0, 1, 2].map((i) => { const v = s[i]; if (v === 'inherit' || v === i || (v === proc.stdout && i === 1) || (v === proc.stderr && i === 2)) return 'inherit'; if (v === 'ignore' || v === null && false) return 'ignore'; return 'pipe'; });
+  }
+  function runChild(file, args, o, dflt, syscall) {
+    o = o || {};
+    const childEnv = o.env || env;
+    let argv = [file, ...args.map(String)];
+    if (o.shell) {
+      const sh = typeof o.shell === 'string' ? o.shell : '/bin/sh';
+      argv = [sh, '-c', [file, ...args].join(' ')];
+    } else if (!findExecutable(file, childEnv)) {
+      return { error: spawnError(file, args, 'ENOENT', syscall), status: null, signal: null, stdout: null, stderr: null, pid: 0 };
+    }
+    const stdio = stdioOf(o, dflt);
+    const flat = [];
+    for (const k of Object.keys(childEnv)) if (childEnv[k] !== undefined) flat.push(k, String(childEnv[k]));
+    const input = o.input === undefined ? '' : (typeof o.input === 'string' ? o.input : new Buffer(o.input));
+    const dir = o.cwd ? path.resolve(cwd, String(o.cwd)) : cwd;
+    let r;
+    try {
+      r = native.run(argv, flat, dir, toBytes(input, o.encoding && o.encoding !== 'buffer' ? o.encoding : undefined), stdio[1], stdio[2], false, o.timeout || 0);
+    } catch (msg) {
+      return { error: spawnError(file, args, 'EAGAIN', syscall), status: null, signal: null, stdout: null, stderr: null, pid: 0 };
+    }
+    const enc = o.encoding && o.encoding !== 'buffer' ? o.encoding : null;
+    const conv = (ab, mode) => (mode !== 'pipe' ? null : (enc ? new Buffer(new Uint8Array(ab)).toString(enc) : new Buffer(new Uint8Array(ab))));
+    const res = { pid: 0, status: r.status, signal: null, stdout: conv(r.stdout, stdio[1]), stderr: conv(r.stderr, stdio[2]) };
+    res.output = [null, res.stdout, res.stderr];
+    if (o.timeout && r.status === 124 && r.limit === null) {
+      res.status = null; res.signal = o.killSignal || 'SIGTERM';
+      res.error = spawnError(argv[0], argv.slice(1), 'ETIMEDOUT', syscall);
+    } else if (r.status > 128 && r.status < 160) {
+      const names = { 129: 'SIGHUP', 130: 'SIGINT', 131: 'SIGQUIT', 134: 'SIGABRT', 137: 'SIGKILL', 143: 'SIGTERM' };
+      if (names[r.status]) { res.signal = names[r.status]; res.status = null; }
+    }
+    return res;
+  }
+  function splitArgs(args, o) { if (!Array.isArray(args)) return [[], args]; return [args, o]; }
+  function checkFailure(res, command) {
+    if (res.error) throw res.error;
+    if (res.status !== 0) {
+      const stderrText = res.stderr ? String(res.stderr) : '';
+      const e = new Error(`Command failed: ${command}${stderrText ? '\n' + stderrText : ''}`);
+      Object.assign(e, { status: res.status, signal: res.signal, output: res.output, pid: 0, stdout: res.stdout, stderr: res.stderr });
+      throw e;
+    }
+    return res.stdout;
+  }
+  class ChildProcess extends EventEmitter {
+    constructor() { super(); this.pid = 0; this.stdout = new EventEmitter(); this.stderr = new EventEmitter(); this.stdin = new EventEmitter(); this.stdin.write = () => true; this.stdin.end = () => {}; this.exitCode = null; this.signalCode = null; this.killed = false; }
+    kill() { this.killed = true; return false; }
+  }
+  function startAsync(file, args, o, dflt, done) {
+    const child = new ChildProcess();
+    G.setImmediate(() => {
+      const res = runChild(file, args, o, dflt, 'spawn');
+      if (res.error) { child.emit('error', res.error); if (done) done(res.error, '', ''); return; }
+      for (const [s, d] of [[child.stdout, res.stdout], [child.stderr, res.stderr]]) { if (d && d.length) s.emit('data', d); s.emit('end'); }
+      child.exitCode = res.status; child.signalCode = res.signal;
+      if (done) {
+        let err = null;
+        if (res.status !== 0) { err = new Error(`Command failed: ${o && o.__command || [file, ...args].join(' ')}\n${res.stderr || ''}`); err.code = res.status; err.killed = false; err.signal = res.signal; err.cmd = o && o.__command || [file, ...args].join(' '); }
+        done(err, res.stdout === null ? '' : res.stdout, res.stderr === null ? '' : res.stderr);
+      }
+      child.emit('exit', res.status, res.signal);
+      child.emit('close', res.status, res.signal);
+    });
+    return child;
+  }
+  const childProcess = {
+    ChildProcess,
+    spawnSync(file, args, o) { [args, o] = splitArgs(args, o); return runChild(file, args, o, 'pipe', 'spawnSync'); },
+    execSync(command, o) {
+      o = Object.assign({}, o, { shell: (o && o.shell) || '/bin/sh' });
+      return checkFailure(runChild(command, [], o, ['pipe', 'pipe', 'inherit'], 'spawnSync'), command);
+    },
+    execFileSync(file, args, o) {
+      [args, o] = splitArgs(args, o);
+      return checkFailure(runChild(file, args, o, ['pipe', 'pipe', 'inherit'], 'spawnSync'), [file, ...args].join(' '));
+    },
+    spawn(file, args, o) { [args, o] = splitArgs(args, o); return startAsync(file, args || [], o, 'pipe', null); },
+    exec(command, o, cb) {
+      if (typeof o === 'function') { cb = o; o = {}; }
+      o = Object.assign({ encoding: 'utf8' }, o, { shell: (o && o.shell) || '/bin/sh', __command: command });
+      return startAsync(command, [], o, 'pipe', cb);
+    },
+    execFile(file, args, o, cb) {
+      if (typeof args === 'function') { cb = args; args = []; o = {}; } else if (typeof o === 'function') { cb = o; o = {}; }
+      if (!Array.isArray(args)) { o = args; args = []; }
+      return startAsync(file, args, Object.assign({ encoding: 'utf8' }, o), 'pipe', cb);
+    },
+    fork() { throw sysError('ENOSYS', 'fork'); },
+  };
   class Stream extends EventEmitter { pipe(d) { this.on('data', (c) => d.write(c)); this.on('end', () => d.end && d !== proc.stdout && d !== proc.stderr && d.end()); return d; } }
   const stream = { Stream, Readable: class Readable extends Stream {}, Writable: class Writable extends Stream {}, Transform: class Transform extends Stream {}, PassThrough: class PassThrough extends Stream {} };
   const readline = {

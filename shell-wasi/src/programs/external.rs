@@ -1,0 +1,45 @@
+//! Programs the host runs as their own components (`python3`, …).
+//!
+//! WASI cannot spawn processes, so the shell hands the whole invocation to
+//! the host (`process.run`): argv, the exported environment, the working
+//! folder and all of stdin. Output that goes to the shell's own stdout or
+//! stderr is streamed by the host directly; output going into a pipe, a
+//! command substitution or a file is captured and written here.
+
+use super::Process;
+use crate::host::{Output, ProgramRequest};
+
+pub(crate) fn run(p: &mut Process<'_>, argv: &[String]) -> i32 {
+    let Some(invoked) = argv.first() else {
+        return 0;
+    };
+    let program = invoked.rsplit('/').next().unwrap_or(invoked).to_string();
+    let stdout_mode = p.io.stdout.borrow().host_output();
+    let stderr_mode = p.io.stderr.borrow().host_output();
+    let capture_stdout = stdout_mode == Output::Capture;
+    let capture_stderr = stderr_mode == Output::Capture;
+    // Whatever the shell printed so far must come out before the program's.
+    p.io.flush();
+    let mut request = ProgramRequest::new(argv.to_vec(), p.env.to_vec(), p.cwd.to_string());
+    request.program = program;
+    request.stdin = p.io.stdin.borrow_mut().read_all();
+    request.stdout = stdout_mode;
+    request.stderr = stderr_mode;
+    // `2>&1` into a pipe or file: one stream, in the order written.
+    request.stderr_to_stdout = capture_stdout && std::rc::Rc::ptr_eq(&p.io.stdout, &p.io.stderr);
+    match p.host.run_program(&request) {
+        Ok(result) => {
+            if capture_stdout {
+                p.out(&result.stdout);
+            }
+            if capture_stderr {
+                p.io.err(&result.stderr);
+            }
+            result.status
+        }
+        Err(message) => {
+            p.error(&message);
+            126
+        }
+    }
+}

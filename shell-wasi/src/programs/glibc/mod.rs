@@ -1,0 +1,21 @@
+//! Programs Debian ships with glibc (`libc-bin`): `getconf` and `iconv`,
+//! following glibc 2.36's output and messages.
+
+mod getconf;
+mod iconv;
+mod iconv_tables;
+
+use super::{Process, Table};
+
+/// This family's programs, sorted by name.
+pub(crate) const TABLE: Table = &[("getconf", getconf::getconf), ("iconv", iconv::iconv)];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_sorted() {
+        assert!(TABLE.windows(2).all(|w| w[0].0 < w[1].0));
+    }
+}
