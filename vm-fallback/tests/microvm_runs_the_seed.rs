@@ -20,46 +20,7 @@
 
 mod support;
 
-use std::path::PathBuf;
-
-use ephemeral_runtime::{RuntimeConfig, precompile_for_target};
-use support::{build_musl, file, kernel, lab, section, stripped};
-
-/// The guest's components: the shell and python3, compiled here for the
-/// guest worker's target and a portable CPU, in a cache of their own.
-fn guest_components() -> Vec<(PathBuf, String)> {
-    let cache = PathBuf::from("/var/cache/ephemeral/guest-cache");
-    let programs = PathBuf::from("/var/cache/ephemeral/guest-programs");
-    std::fs::create_dir_all(&programs).unwrap();
-    let python = RuntimeConfig::default_programs_dir().join("python3.wasm");
-    assert!(
-        python.is_file(),
-        "no {}: run ./dev to build it",
-        python.display()
-    );
-    let wanted = programs.join("python3.wasm");
-    if std::fs::metadata(&wanted).map(|m| m.len()).ok()
-        != std::fs::metadata(&python).map(|m| m.len()).ok()
-    {
-        std::fs::copy(&python, &wanted).unwrap();
-    }
-    let config = RuntimeConfig {
-        cache_dir: Some(cache),
-        programs_dir: Some(programs),
-        portable_target: Some("x86_64-unknown-linux-musl".into()),
-        ..RuntimeConfig::default()
-    };
-    let mut files: Vec<(PathBuf, String)> = precompile_for_target(&config)
-        .expect("precompile for the guest")
-        .into_iter()
-        .map(|entry| {
-            let name = entry.file_name().unwrap().to_string_lossy().into_owned();
-            (entry, format!("/gcache/{name}"))
-        })
-        .collect();
-    files.push((wanted, "/gprog/python3.wasm".into()));
-    files
-}
+use support::{build_musl, file, guest_components, kernel, lab, section, stripped};
 
 #[test]
 fn the_seed_commands_run_in_a_microvm_through_the_worker_protocol() {

@@ -7,6 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use ephemeral_runtime::{RuntimeConfig, precompile_for_target};
+
 /// The nested cargo's target folder, shared by every musl build.
 pub fn target_dir() -> PathBuf {
     std::env::var_os("EPHEMERAL_LAB_TARGET_DIR")
@@ -102,4 +104,40 @@ pub fn kernel() -> PathBuf {
         kernel.display()
     );
     kernel
+}
+
+/// The guest's components: the shell and python3, compiled here for the
+/// guest worker's target and a portable CPU, in a cache of their own.
+pub fn guest_components() -> Vec<(PathBuf, String)> {
+    let cache = PathBuf::from("/var/cache/ephemeral/guest-cache");
+    let programs = PathBuf::from("/var/cache/ephemeral/guest-programs");
+    std::fs::create_dir_all(&programs).unwrap();
+    let python = RuntimeConfig::default_programs_dir().join("python3.wasm");
+    assert!(
+        python.is_file(),
+        "no {}: run ./dev to build it",
+        python.display()
+    );
+    let wanted = programs.join("python3.wasm");
+    if std::fs::metadata(&wanted).map(|m| m.len()).ok()
+        != std::fs::metadata(&python).map(|m| m.len()).ok()
+    {
+        std::fs::copy(&python, &wanted).unwrap();
+    }
+    let config = RuntimeConfig {
+        cache_dir: Some(cache),
+        programs_dir: Some(programs),
+        portable_target: Some("x86_64-unknown-linux-musl".into()),
+        ..RuntimeConfig::default()
+    };
+    let mut files: Vec<(PathBuf, String)> = precompile_for_target(&config)
+        .expect("precompile for the guest")
+        .into_iter()
+        .map(|entry| {
+            let name = entry.file_name().unwrap().to_string_lossy().into_owned();
+            (entry, format!("/gcache/{name}"))
+        })
+        .collect();
+    files.push((wanted, "/gprog/python3.wasm".into()));
+    files
 }
