@@ -22,18 +22,13 @@ fn a_microvm_boots_talks_and_stops_under_amd_svm() {
         "--bin",
         "ephemeral-guest-init",
     ]);
-    // A boot whose guest never reached init is tried again, up to three
-    // times, and says so: under TCG on a loaded host the guest sometimes
-    // stalls before init (issue 20, cause not found yet). Each try is
-    // also killed 30 s past its own deadline, so a stalled `echo` (whose
-    // host side waits on the channel) cannot hold the lab to its timeout.
+    // Each phase is killed 30 s past its own deadline, so a stalled
+    // `echo` (whose host side waits on the channel) cannot hold the lab to
+    // its timeout. No boot is tried twice: a loaded host no longer stalls
+    // the guest (issue 20; `microvm_under_load.rs`).
     let script = String::from(
-        "run() { label=$1; limit=$2; shift 2; echo \"==> $label\"; tries=0; \
-           while :; do timeout -s KILL $((limit + 30)) \"$@\" > /tmp/out 2>&1; rc=$?; \
-             grep -q 'init running' /tmp/out && break; tries=$((tries + 1)); \
-             echo 'retry: the guest stalled before init'; cat /tmp/out; \
-             [ $tries -ge 3 ] && break; done; \
-           cat /tmp/out; echo \"<== $label: exit $rc\"; }\n\
+        "run() { label=$1; limit=$2; shift 2; echo \"==> $label\"; \
+           timeout -s KILL $((limit + 30)) \"$@\" 2>&1; echo \"<== $label: exit $?\"; }\n\
          run boot 120 /boot /vmlinux /guest-init 120\n\
          run again 120 /boot /vmlinux /guest-init 120\n\
          EPHEMERAL_ECHO=262144 run echo 120 /boot /vmlinux /guest-init 120\n\
@@ -97,8 +92,4 @@ fn a_microvm_boots_talks_and_stops_under_amd_svm() {
         "{spin:?}"
     );
     assert_eq!(spin.last(), Some(&"<== spin: exit 1"));
-    let retries = stdout.matches("retry: the guest stalled").count();
-    // Stalls are counted and shown, not hidden: every phase must still
-    // have reached init once (checked above).
-    println!("{retries} boots stalled before init and were tried again");
 }

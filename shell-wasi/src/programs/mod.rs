@@ -31,6 +31,7 @@ pub(crate) mod test;
 pub(crate) mod textproc;
 pub(crate) mod timefmt;
 pub(crate) mod which;
+pub(crate) mod zip;
 
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -132,6 +133,7 @@ const TABLES: &[Table] = &[
     dump::TABLE,
     glibc::TABLE,
     textproc::TABLE,
+    zip::TABLE,
 ];
 
 /// The shell's own first utilities. Sorted for binary search.

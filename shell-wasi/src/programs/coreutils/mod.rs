@@ -38,7 +38,7 @@ mod split;
 mod stat;
 pub(crate) mod sys;
 mod tabs;
-mod tar;
+pub(crate) mod tar;
 mod text;
 mod timing;
 mod tr;

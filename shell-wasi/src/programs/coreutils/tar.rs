@@ -1026,23 +1026,23 @@ fn perm_string(mode: u32) -> String {
     s
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| PathBuf::from(p));
     canon(a) == canon(b)
 }
 
 #[cfg(unix)]
-fn make_symlink(target: &str, path: &Path) -> std::io::Result<()> {
+pub(crate) fn make_symlink(target: &str, path: &Path) -> std::io::Result<()> {
     std::os::unix::fs::symlink(target, path)
 }
 
 #[cfg(not(unix))]
-fn make_symlink(_target: &str, _path: &Path) -> std::io::Result<()> {
+pub(crate) fn make_symlink(_target: &str, _path: &Path) -> std::io::Result<()> {
     Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
 }
 
 /// fnmatch(3) without flags: `*`, `?` and `[...]`.
-fn glob(pat: &[u8], text: &[u8]) -> bool {
+pub(crate) fn glob(pat: &[u8], text: &[u8]) -> bool {
     let (mut p, mut t) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while t < text.len() {
