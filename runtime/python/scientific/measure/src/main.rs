@@ -64,6 +64,7 @@ struct Outcome {
     instantiate: Duration,
     run: Duration,
     peak_memory: usize,
+    /// The process's peak RSS during the instance less its RSS before it.
     peak_rss: Option<u64>,
 }
 
@@ -106,6 +107,7 @@ impl Runner {
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
         reset_peak_rss();
+        let rss_before = rss();
         let t0 = Instant::now();
         let command = self.pre.instantiate(&mut store).w()?;
         let t1 = Instant::now();
@@ -130,7 +132,7 @@ impl Runner {
             instantiate: t1 - t0,
             run: t2 - t1,
             peak_memory,
-            peak_rss: peak_rss(),
+            peak_rss: peak_rss().zip(rss_before).map(|(peak, before)| peak.saturating_sub(before)),
         })
     }
 }
@@ -142,8 +144,16 @@ fn reset_peak_rss() {
 }
 
 fn peak_rss() -> Option<u64> {
+    status_bytes("VmHWM:")
+}
+
+fn rss() -> Option<u64> {
+    status_bytes("VmRSS:")
+}
+
+fn status_bytes(key: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
@@ -165,7 +175,8 @@ fn mib(bytes: u64) -> String {
 }
 
 fn ms(d: Duration) -> String {
-    format!("{:.0} ms", d.as_secs_f64() * 1000.0)
+    let ms = d.as_secs_f64() * 1000.0;
+    if ms < 10.0 { format!("{ms:.2} ms") } else { format!("{ms:.0} ms") }
 }
 
 fn p50(mut v: Vec<Duration>) -> Duration {
@@ -203,12 +214,20 @@ fn groupby_expected() -> Vec<String> {
 const PNG_MAGIC: [u8; 8] = [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
 
 const SOCKET: &str = r#"
-import socket
-try:
+import socket, urllib.request
+def create_connection():
     socket.create_connection(("127.0.0.1", 80), timeout=5)
-    print("CONNECTED")
-except OSError as e:
-    print("OSError", type(e).__name__, e)
+def socket_connect():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.connect(("127.0.0.1", 80))
+def urlopen():
+    urllib.request.urlopen("http://127.0.0.1/", timeout=5)
+for f in (create_connection, socket_connect, urlopen):
+    try:
+        f()
+        print(f.__name__, "CONNECTED")
+    except Exception as e:
+        print(f.__name__, "OSError" if isinstance(e, OSError) else "not-OSError", type(e).__name__, e)
 "#;
 
 const READ_ONLY: &str = r#"
@@ -339,6 +358,15 @@ fn main() -> Result<()> {
             }),
         ),
         (
+            "import numpy",
+            vec!["-c", "import numpy"],
+            false,
+            Box::new(|o: &Outcome, _: &Path| {
+                ensure!(o.exit == 0, "exit {}", o.exit);
+                Ok(())
+            }),
+        ),
+        (
             "pandas groupby (1,000 rows) + Agg PNG, fresh /tmp",
             vec!["-c", GROUPBY],
             true,
@@ -363,7 +391,7 @@ fn main() -> Result<()> {
                 println!("{name}: stderr of run 1:\n{}", o.stderr);
             }
             println!(
-                "  {name} #{}: instantiate {} run {} peak linear memory {} peak RSS {}",
+                "  {name} #{}: instantiate {} run {} peak linear memory {} RSS growth {}",
                 i + 1,
                 ms(o.instantiate),
                 ms(o.run),
@@ -417,9 +445,12 @@ fn main() -> Result<()> {
 
     // No network, read-only root.
     let o = runner.run(&["-c", SOCKET], Some(&fresh_tmp(0, "socket")?))?;
-    println!("socket.create_connection: exit {} stdout {:?} stderr {:?}", o.exit, o.stdout, o.stderr);
-    if !o.stdout.starts_with("OSError") {
-        failures.push(format!("socket: {:?} {:?}", o.stdout, o.stderr));
+    println!("sockets: exit {}\n{}{}", o.exit, o.stdout, o.stderr);
+    if o.exit != 0 || o.stdout.contains("CONNECTED") || o.stdout.lines().count() != 3 {
+        failures.push(format!("sockets: something connected or the probe failed: {:?} {:?}", o.stdout, o.stderr));
+    }
+    for line in o.stdout.lines().filter(|l| l.contains("not-OSError")) {
+        failures.push(format!("sockets: refused, but not with an OSError: {line}"));
     }
     let o = runner.run(&["-c", READ_ONLY], Some(&fresh_tmp(0, "ro")?))?;
     println!("writes into the root: exit {}\n{}{}", o.exit, o.stdout, o.stderr);
@@ -429,7 +460,7 @@ fn main() -> Result<()> {
     let o = runner.run(&["-c", "import sys; sys.exit(3)"], None)?;
     println!("sys.exit(3): exit status seen by the host {}", o.exit);
 
-    println!("\n| case | runs | instantiate p50 | run p50 | total p50 | peak linear memory | peak RSS |");
+    println!("\n| case | runs | instantiate p50 | run p50 | total p50 | peak linear memory | peak RSS growth |");
     println!("|---|---|---|---|---|---|---|");
     for row in &table {
         println!("{row}");
