@@ -280,7 +280,12 @@ fn main() -> Result<()> {
     println!("component {}: {} bytes ({})", wasm_path.display(), wasm_size, mib(wasm_size));
 
     // Compile (or reuse a .cwasm this engine accepts), save, load.
-    let loaded = if recompile || !cwasm_path.exists() {
+    // A .cwasm older than the component is stale.
+    let stale = match (std::fs::metadata(&cwasm_path), std::fs::metadata(&wasm_path)) {
+        (Ok(c), Ok(w)) => c.modified()? < w.modified()?,
+        _ => true,
+    };
+    let loaded = if recompile || stale {
         None
     } else {
         // SAFETY: the file is this harness's own output for this engine.
