@@ -98,16 +98,21 @@ fn main() -> Result<()> {
     // and refuses a second call ("run() may be called once per instance,
     // and not after turn()"). They are put back as they were before the
     // pre-import, so the snapshot's `run` works once more.
-    let guards = run_guard_addresses(&module)?;
+    let guards = guard_addresses(&module, &["run", "turn"])?;
     let memory = instance.get_memory(&mut store, "memory").context("no exported memory")?;
     let before: Vec<u8> = guards.iter().map(|&a| memory.data(&store)[a as usize]).collect();
     let t = std::time::Instant::now();
-    instance
-        .get_typed_func::<(), ()>(&mut store, INIT)
-        .w()?
-        .call(&mut store, ())
-        .w()
-        .with_context(|| format!("running python3 -c {code:?} (its output is above)"))?;
+    // The code runs through the reactor's session entry (`host_alloc` +
+    // `turn`), which leaves the interpreter running; `run` would finalize it.
+    let alloc = instance.get_typed_func::<i32, i32>(&mut store, "host_alloc").w()?;
+    let turn = instance.get_typed_func::<(i32, i32), i32>(&mut store, "turn").w()?;
+    let len = i32::try_from(code.len())?;
+    let p = alloc.call(&mut store, len).w().context("host_alloc")?;
+    ensure!(p > 0, "host_alloc({len}) returned {p}");
+    memory.data_mut(&mut store)[p as usize..p as usize + code.len()].copy_from_slice(code.as_bytes());
+    let status = turn.call(&mut store, (p, len)).w().with_context(|| format!("running {code:?} (its output is above)"))?;
+    eprintln!("preimport: turn returned {status}");
+    ensure!(status == 0, "turn returned {status} for {code:?} (its output is above)");
     eprintln!("preimport: ran the code in {:.1} s", t.elapsed().as_secs_f64());
     for (&a, &v) in guards.iter().zip(&before) {
         let now = &mut memory.data_mut(&mut store)[a as usize];
@@ -160,11 +165,13 @@ fn block_on<F: Future>(f: F) -> F::Output {
     }
 }
 
-/// The addresses `run` sets to 1 with `i32.const 0; i32.const 1;
-/// i32.store8 offset=ADDR` in its first 256 bytes: its once-only flags.
-fn run_guard_addresses(module: &[u8]) -> Result<Vec<u32>> {
+/// The addresses the exports `names` set to 1 with `i32.const 0;
+/// i32.const 1; i32.store8 offset=ADDR` in their first 256 bytes: the
+/// reactor's once-only and busy flags.
+fn guard_addresses(module: &[u8], names: &[&str]) -> Result<Vec<u32>> {
     let mut imported = 0u32;
-    let mut run = None;
+    let mut funcs: Vec<u32> = Vec::new();
+    let mut found = Vec::new();
     let mut defined = 0u32;
     for payload in Parser::new(0).parse_all(module) {
         match payload? {
@@ -178,36 +185,37 @@ fn run_guard_addresses(module: &[u8]) -> Result<Vec<u32>> {
             Payload::ExportSection(r) => {
                 for e in r {
                     let e = e?;
-                    if e.name == "run" && e.kind == ExternalKind::Func {
-                        run = Some(e.index);
+                    if names.contains(&e.name) && e.kind == ExternalKind::Func {
+                        funcs.push(e.index);
                     }
                 }
             }
             Payload::CodeSectionEntry(body) => {
-                let run = run.context("no `run` export")?;
-                if imported + defined == run {
+                if funcs.contains(&(imported + defined)) {
                     let r = body.get_binary_reader();
                     let start = r.original_position() as usize;
                     let code = &module[start..(start + 256).min(module.len())];
-                    let mut found = Vec::new();
                     let pat = [0x41, 0x00, 0x41, 0x01, 0x3a, 0x00];
                     let mut i = 0;
                     while i + pat.len() < code.len() {
                         if code[i..i + pat.len()] == pat {
                             let mut r = BinaryReader::new(&code[i + pat.len()..], 0);
-                            found.push(r.read_var_u32()?);
+                            let a = r.read_var_u32()?;
+                            if !found.contains(&a) {
+                                found.push(a);
+                            }
                         }
                         i += 1;
                     }
-                    ensure!(!found.is_empty(), "found no once-only flag in `run`");
-                    return Ok(found);
                 }
                 defined += 1;
             }
             _ => {}
         }
     }
-    bail!("`run` has no body")
+    ensure!(funcs.len() == names.len(), "the module does not export all of {names:?}");
+    ensure!(!found.is_empty(), "found no flag stores in {names:?}");
+    Ok(found)
 }
 
 /// The module with an export INIT: () -> () that calls `run` and traps
