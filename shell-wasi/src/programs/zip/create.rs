@@ -42,6 +42,8 @@ struct Member {
     /// Permission bits.
     mode: u32,
     kind: Kind,
+    /// Deflate makes it smaller (decided once, when it is put in).
+    deflate: bool,
 }
 
 struct Opts {
@@ -291,12 +293,14 @@ impl Zipper<'_, '_> {
             };
             let mut data = Vec::new();
             entry.read_to_end(&mut data).map_err(|_| invalid(self))?;
+            let deflate = kind == Kind::File && self.deflated_size(&data).is_some();
             self.members.push(Member {
                 name,
                 data,
                 time: entry.last_modified().unwrap_or_default(),
                 mode: entry.unix_mode().unwrap_or(0o644) & 0o7777,
                 kind,
+                deflate,
             });
         }
         self.existing = self.members.len();
@@ -312,6 +316,7 @@ impl Zipper<'_, '_> {
             time: dos_time(now),
             mode: 0o600,
             kind: Kind::File,
+            deflate: false,
         });
     }
 
@@ -376,6 +381,7 @@ impl Zipper<'_, '_> {
             time,
             mode,
             kind,
+            deflate: false,
         })
     }
 
@@ -397,6 +403,7 @@ impl Zipper<'_, '_> {
                 time,
                 mode,
                 kind: Kind::Dir,
+                deflate: false,
             });
         }
         if !self.opts.recurse {
@@ -455,13 +462,15 @@ impl Zipper<'_, '_> {
     }
 
     /// Adds or replaces a member and says so, as Info-ZIP does.
-    fn put(&mut self, member: Member) -> bool {
-        let how = match member.kind {
-            Kind::File if !member.data.is_empty() => match self.deflated_size(&member.data) {
-                Some(packed) => format!("deflated {}%", percent(member.data.len() as u64, packed)),
-                None => "stored 0%".to_string(),
-            },
-            _ => "stored 0%".to_string(),
+    fn put(&mut self, mut member: Member) -> bool {
+        let packed = match member.kind {
+            Kind::File => self.deflated_size(&member.data),
+            _ => None,
+        };
+        member.deflate = packed.is_some();
+        let how = match packed {
+            Some(packed) => format!("deflated {}%", percent(member.data.len() as u64, packed)),
+            None => "stored 0%".to_string(),
         };
         let at = match self.members.iter().position(|m| m.name == member.name) {
             Some(i) => {
@@ -512,7 +521,7 @@ impl Zipper<'_, '_> {
 
     /// The Deflate size of `data` at our level, when it is smaller.
     fn deflated_size(&self, data: &[u8]) -> Option<u64> {
-        if self.opts.level == 0 {
+        if self.opts.level == 0 || data.is_empty() {
             return None;
         }
         let mut encoder = DeflateEncoder::new(Vec::new(), Compression::new(self.opts.level));
@@ -535,7 +544,7 @@ impl Zipper<'_, '_> {
                     options,
                 )?,
                 Kind::File => {
-                    let options = if !m.data.is_empty() && self.deflated_size(&m.data).is_some() {
+                    let options = if m.deflate {
                         options
                             .compression_method(CompressionMethod::Deflated)
                             .compression_level(Some(i64::from(self.opts.level)))

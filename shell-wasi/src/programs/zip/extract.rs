@@ -192,6 +192,8 @@ struct Entry {
     stored: bool,
     crc: u32,
     time: Option<::zip::DateTime>,
+    symlink: bool,
+    mode: Option<u32>,
 }
 
 impl Unzipper<'_, '_> {
@@ -246,6 +248,8 @@ impl Unzipper<'_, '_> {
                 stored: file.compression() == CompressionMethod::Stored,
                 crc: file.crc32(),
                 time: file.last_modified(),
+                symlink: file.is_symlink(),
+                mode: file.unix_mode(),
                 name,
             });
         }
@@ -459,15 +463,6 @@ impl Unzipper<'_, '_> {
         } else {
             "  inflating: "
         };
-        let symlink = self
-            .archive
-            .by_index_raw(e.index)
-            .is_ok_and(|f| f.is_symlink());
-        let mode = self
-            .archive
-            .by_index_raw(e.index)
-            .ok()
-            .and_then(|f| f.unix_mode());
         let Some(data) = self.contents(e) else {
             return true;
         };
@@ -480,7 +475,7 @@ impl Unzipper<'_, '_> {
         if path.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
             let _ = std::fs::remove_file(path);
         }
-        if symlink {
+        if e.symlink {
             let target = String::from_utf8_lossy(&data).into_owned();
             if let Err(err) = make_symlink(&target, path) {
                 self.cannot_create(shown, &err);
@@ -500,7 +495,7 @@ impl Unzipper<'_, '_> {
         });
         match written {
             Ok(()) => {
-                if let Some(mode) = mode {
+                if let Some(mode) = e.mode {
                     let _ = self
                         .p
                         .host
