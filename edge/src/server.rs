@@ -68,6 +68,8 @@ pub struct Edge {
     pub metrics: Metrics,
     pub rate: RateLimiter,
     pub broker: Arc<Broker>,
+    /// `GET /v1/runtime`'s answer, worked out on its first call.
+    pub runtime_description: tokio::sync::OnceCell<serde_json::Value>,
     cancels: Mutex<HashMap<String, watch::Sender<bool>>>,
     draining: AtomicBool,
     idle: Notify,
@@ -272,6 +274,7 @@ impl Server {
             node_id,
             isolation,
             metrics: Metrics::new(),
+            runtime_description: tokio::sync::OnceCell::new(),
             cancels: Mutex::new(HashMap::new()),
             draining: AtomicBool::new(false),
             idle: Notify::new(),

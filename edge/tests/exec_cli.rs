@@ -4,11 +4,17 @@
 
 use std::process::{Command, Output};
 
+/// The compiled-component cache: `./dev`'s shared one when it names one.
+fn cache() -> std::path::PathBuf {
+    std::env::var_os("EPHEMERAL_CACHE_DIR")
+        .map(Into::into)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache"))
+}
+
 fn ephemeral(args: &[&str]) -> Output {
-    let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache");
     Command::new(env!("CARGO_BIN_EXE_ephemeral"))
         .args(args)
-        .env("EPHEMERAL_CACHE_DIR", cache)
+        .env("EPHEMERAL_CACHE_DIR", cache())
         .output()
         .expect("ephemeral runs")
 }
@@ -209,7 +215,7 @@ fn demo_json_prints_one_event_per_line() {
 #[test]
 fn a_closed_stdout_is_not_a_crash() {
     use std::io::Read;
-    let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache");
+    let cache = cache();
     for args in [
         &["demo"][..],
         &["exec", "--isolation", "wasm", "--", "seq 100000"],

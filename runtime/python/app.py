@@ -16,6 +16,7 @@ import os
 from wit_world import exports
 from wit_world.imports import environment, exit as wasi_exit
 
+import sandbox_pip
 import sandbox_processes
 
 VERSION_LINE = "Python %d.%d.%d" % sys.version_info[:3]
@@ -120,6 +121,12 @@ def preload():
             if os.path.exists(main):
                 with open(main, encoding="utf-8") as f:
                     MAIN_SOURCES[name + ".__main__"] = (main, f.read())
+    # `python3 -m pip` (and the shell's `pip`): the sandbox's offline pip.
+    import sandbox_pip
+
+    sys.modules["pip"] = sandbox_pip
+    with open(sandbox_pip.__file__, encoding="utf-8") as f:
+        MAIN_SOURCES["pip"] = ("/usr/lib/python3/dist-packages/pip/__main__.py", f.read())
     # `this` prints on import: keep its source for `import this`.
     this = os.path.join(root, "this.py")
     if os.path.exists(this):
@@ -279,7 +286,8 @@ arg ...: arguments passed to program in sys.argv[1:]
 
 This python3 runs inside the Ephemeral sandbox: the standard library is
 built in, subprocess runs the sandbox's own programs (its shell and
-utilities, python3, node), and there is no network and no pip.
+utilities, python3, node), numpy, pandas, matplotlib and more are bundled (imported from python3-sci),
+and pip installs only wheel files you bring: there is no network.
 """
 
 
@@ -482,6 +490,161 @@ class _NoModule(Exception):
     pass
 
 
+# The scientific python (`python3-sci`: CPython 3.15 with numpy, pandas,
+# matplotlib and the rest compiled in) is a second, much larger program.
+# This one starts in milliseconds and has the process interface; that one
+# pays a second for its first scientific import. So a command line whose
+# code imports one of these (found by reading it, and the local modules it
+# imports, before any of it runs) is handed whole to `python3-sci`, with the
+# same argv, environment, folder and standard input, and its status is ours.
+SCIENTIFIC = frozenset("""
+    numpy pandas matplotlib mpl_toolkits scipy sklearn seaborn statsmodels PIL
+    lxml sympy mpmath openpyxl xlrd xlsxwriter bs4 html5lib yaml regex networkx
+    patsy dateutil jinja2 markupsafe reportlab pypdf tabulate tqdm joblib
+    cloudpickle attr attrs charset_normalizer contourpy cycler fontTools
+    kiwisolver pyparsing packaging narwhals formulaic more_itertools toolz tlz
+    wrapt six defusedxml et_xmlfile soupsieve webencodings threadpoolctl
+    typing_extensions tomli_w xmltodict interface_meta
+""".split())
+SCIENTIFIC_PROGRAM = "python3-sci"
+# How many local modules the scan reads at most.
+SCAN_LIMIT = 64
+
+
+def _imported_names(source):
+    """The top-level names `source` imports (statements anywhere, and
+    `__import__`/`import_module` of a literal), or None if it does not parse."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func
+            called = getattr(func, "id", None) or getattr(func, "attr", None)
+            arg = node.args[0]
+            if called in ("__import__", "import_module") and isinstance(arg, ast.Constant) \
+                    and isinstance(arg.value, str):
+                names.add(arg.value.split(".")[0])
+    return names
+
+
+def _local_module(name, dirs):
+    for d in dirs:
+        for candidate in (os.path.join(d, name + ".py"), os.path.join(d, name, "__init__.py")):
+            if os.path.isfile(candidate):
+                return candidate
+    return None
+
+
+def _wants_scientific(source, dirs):
+    """Whether `source`, or a module of `dirs` it imports, imports a
+    scientific package that this python does not have."""
+    todo, seen = [source], set()
+    while todo and len(seen) <= SCAN_LIMIT:
+        names = _imported_names(todo.pop())
+        if names is None:
+            continue
+        for name in names:
+            local = _local_module(name, dirs)
+            if local is None:
+                if name in SCIENTIFIC:
+                    return True
+                continue
+            if local not in seen:
+                seen.add(local)
+                try:
+                    with open(local, "rb") as f:
+                        todo.append(f.read())
+                except OSError:
+                    pass
+    return False
+
+
+# python3-sci's sys.path is its snapshot's (the zip only): it takes neither
+# PYTHONPATH nor the script's folder. So it runs this instead of the command
+# line itself: put the folders this python would search in front, then run
+# the file, module or code as `__main__`, its own frames left out of a
+# traceback.
+HAND_OFF_BOOTSTRAP = """
+import sys, json
+_spec = json.loads(sys.argv[1])
+sys.argv = _spec["argv"]
+sys.path[:0] = _spec["path"]
+sys.path.append(_spec["site"])
+def _run(spec):
+    import runpy
+    if spec["mode"] == "file":
+        runpy.run_path(spec["target"], run_name="__main__")
+    elif spec["mode"] == "m":
+        runpy.run_module(spec["target"], run_name="__main__", alter_sys=True)
+    else:
+        import __main__, linecache
+        name = "<string>" if spec["mode"] == "c" else "<stdin>"
+        code = spec["target"]
+        linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+        g = __main__.__dict__
+        for k in ("json", "_spec", "_run"):
+            g.pop(k, None)
+        exec(compile(code, name, "exec"), g)
+try:
+    _run(_spec)
+except SystemExit:
+    raise
+except BaseException as e:
+    import traceback
+    tb = e.__traceback__
+    ours = ("<module>", "_run", "run_path", "run_module", "_run_module_code", "_run_code")
+    while tb is not None and tb.tb_next is not None and tb.tb_frame.f_code.co_name in ours \
+            and tb.tb_frame.f_code.co_filename in ("<string>", "<frozen runpy>"):
+        tb = tb.tb_next
+    traceback.print_exception(type(e), e, tb)
+    sys.exit(1)
+"""
+
+
+def _hand_off(argv, mode, target, path, stdin):
+    """Runs the command line in the scientific python; its status."""
+    import json
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    if isinstance(target, bytes):
+        target = target.decode("utf-8", "surrogateescape")
+    spec = json.dumps({
+        "argv": list(sys.argv), "mode": mode, "target": target,
+        "path": [d or os.getcwd() for d in path], "site": sandbox_pip.site_dir(),
+    })
+    process = sandbox_processes.process
+    inherit = process.OutputMode.INHERIT
+    cmd = process.Command(
+        program=SCIENTIFIC_PROGRAM,
+        args=[argv[0] if argv else "python3", "-c", HAND_OFF_BOOTSTRAP, spec],
+        env=sandbox_processes._env_list(None), cwd=os.getcwd(), stdin=stdin, stdout=inherit,
+        stderr=inherit, stderr_to_stdout=False, timeout_ms=None,
+    )
+    try:
+        finished = process.run(cmd)
+    except sandbox_processes.Err as e:
+        sys.stderr.write("python3: cannot start %s: %s\n" % (SCIENTIFIC_PROGRAM, e.value))
+        return 126
+    return finished.status & 0xFF
+
+
+def _scientific_available():
+    return os.path.exists("/usr/bin/" + SCIENTIFIC_PROGRAM)
+
+
 def _main(argv, env, cwd):
     """Runs the command line; returns the exit status."""
     try:
@@ -537,7 +700,9 @@ def _main(argv, env, cwd):
         path.append(first)
     if not ignore_env and env_map.get("PYTHONPATH"):
         path.extend(p for p in env_map["PYTHONPATH"].split(os.pathsep) if p)
-    sys.path[:] = path + [p for p in STDLIB_PATH if p not in path]
+    # The site-packages `pip install` fills (see sandbox_pip), last as a
+    # user site is.
+    sys.path[:] = path + [p for p in STDLIB_PATH if p not in path] + [sandbox_pip.site_dir()]
     sys.path_importer_cache.clear()
 
     try:
@@ -555,17 +720,24 @@ def _main(argv, env, cwd):
                                  % (argv[0] if argv and argv[0] else "python3", filename,
                                     sandbox_processes.linux_errno(e.errno or 0), e.strerror or e))
                 return 2
+            if _scientific_available() and _wants_scientific(source, [d or os.getcwd() for d in path]):
+                return _hand_off(argv, mode, target, path, sandbox_processes._stdin_rest())
             import importlib.machinery
 
             main = _fresh_main(filename, importlib.machinery.SourceFileLoader("__main__", filename))
             _run_code(source, filename, main, optimize)
         elif mode == "c":
+            if _scientific_available() and _wants_scientific(target, [d or os.getcwd() for d in path]):
+                return _hand_off(argv, mode, target, path, sandbox_processes._stdin_rest())
             import linecache
 
             linecache.cache["<string>"] = (len(target), None, target.splitlines(True), "<string>")
             main = _fresh_main()
             _run_code(target, "<string>", main, optimize)
         elif mode == "m":
+            if _scientific_available() and target.split(".")[0] in SCIENTIFIC \
+                    and _local_module(target.split(".")[0], [d or os.getcwd() for d in path]) is None:
+                return _hand_off(argv, mode, target, path, sandbox_processes._stdin_rest())
             try:
                 _run_module(target, optimize)
             except _NoModule as e:
@@ -573,6 +745,8 @@ def _main(argv, env, cwd):
                 return 1
         else:
             source = sys.stdin.buffer.read()
+            if _scientific_available() and _wants_scientific(source, [d or os.getcwd() for d in path]):
+                return _hand_off(argv, mode, source, path, b"")
             import linecache
 
             text = source.decode("utf-8", "replace")

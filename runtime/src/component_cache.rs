@@ -61,6 +61,7 @@ impl ComponentCache {
         wasm: &[u8],
     ) -> Result<PathBuf, Error> {
         let path = self.entry_path(engine, name, wasm);
+        let _lock = self.compile_lock(&path);
         if !path.exists() {
             let compiled = engine
                 .precompile_component(wasm)
@@ -91,6 +92,13 @@ impl ComponentCache {
                 }
             }
         }
+        let _lock = self.compile_lock(&path);
+        if outcome == CacheOutcome::Compiled && path.exists() {
+            // Another process (or runtime) compiled it while we waited.
+            if let Some(component) = self.load(engine, &path) {
+                return Ok((component, CacheOutcome::Hit));
+            }
+        }
         let compiled = engine
             .precompile_component(wasm)
             .map_err(|e| Error::Component(name.to_owned(), format!("{e:#}")))?;
@@ -102,6 +110,23 @@ impl ComponentCache {
         let component = unsafe { Component::deserialize(engine, &compiled) }
             .map_err(|e| Error::Component(name.to_owned(), format!("{e:#}")))?;
         Ok((component, outcome))
+    }
+
+    /// Held while an entry is compiled, so that processes starting together
+    /// (a test suite's servers, a pool's workers) compile a component once
+    /// and the others wait for it: the scientific python takes a minute and
+    /// two GiB to compile. `None` (no lock, compile anyway) where the cache
+    /// folder is read-only.
+    fn compile_lock(&self, entry: &Path) -> Option<fs::File> {
+        fs::create_dir_all(&self.dir).ok()?;
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(entry.with_extension("lock"))
+            .ok()?;
+        file.lock().ok()?;
+        Some(file)
     }
 
     /// A valid entry's component, or `None` if the file is damaged or was

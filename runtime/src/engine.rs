@@ -26,6 +26,7 @@ use crate::component_cache::{CacheOutcome, ComponentCache};
 use crate::deadline_clock::{DeadlineClock, HasDeadlineClock};
 use crate::launch::StoreState;
 use crate::memfs::{self, Tree};
+use crate::program_root::{Preopen, ProgramRoot};
 use crate::sandbox::SandboxBuilder;
 use crate::{Error, bindings};
 
@@ -78,6 +79,10 @@ pub const DEFAULT_MAX_MEMORY_BYTES: usize = 1 << 30;
 /// Core instances, memories and tables one component may have: the shell
 /// has a handful; CPython built by componentize-py has a few dozen.
 const PER_COMPONENT_ITEMS: u32 = 64;
+/// Elements of one table: room for the scientific python's 47,157.
+const MAX_TABLE_ELEMENTS: usize = 1 << 17;
+/// Size of one core instance's own data (vmctx): room for its 1.5 MB.
+const MAX_CORE_INSTANCE_BYTES: usize = 4 << 20;
 
 impl Default for RuntimeConfig {
     fn default() -> RuntimeConfig {
@@ -106,6 +111,11 @@ pub struct Runtime {
     /// The system part of every sandbox's tree, built once (after the
     /// shell has said which utilities `/usr/bin` must list).
     system_tree: OnceLock<Tree>,
+    /// The preopens of each program with a root of its own (by its own
+    /// name), where `system_tree` laid its folders.
+    program_preopens: OnceLock<BTreeMap<String, Arc<[Preopen]>>>,
+    /// The shell's own utilities, as it listed them.
+    utilities: OnceLock<Vec<String>>,
     /// Advances the epoch for as long as the runtime lives.
     _ticker: EpochTicker,
 }
@@ -136,15 +146,25 @@ impl Runtime {
             shell_cache,
             programs,
             system_tree: OnceLock::new(),
+            program_preopens: OnceLock::new(),
+            utilities: OnceLock::new(),
             _ticker: ticker,
         });
-        let mut bin_names = runtime.ask_shell_for_utilities()?;
+        let utilities = runtime.ask_shell_for_utilities()?;
+        let mut bin_names = utilities.clone();
+        let _ = runtime.utilities.set(utilities);
         bin_names.extend(runtime.program_names());
         bin_names.sort_unstable();
         bin_names.dedup();
-        let _ = runtime
-            .system_tree
-            .set(crate::sandbox::system_tree(&bin_names)?);
+        let mut tree = crate::sandbox::system_tree(&bin_names)?;
+        let mut preopens = BTreeMap::new();
+        for (name, slot) in runtime.programs.iter().filter(|(n, s)| *n == s.name()) {
+            if let Some(root) = &slot.root {
+                preopens.insert(name.clone(), root.lay_into(&mut tree)?.into());
+            }
+        }
+        let _ = runtime.system_tree.set(tree);
+        let _ = runtime.program_preopens.set(preopens);
         Ok(runtime)
     }
 
@@ -228,6 +248,19 @@ impl Runtime {
         Ok(compiled)
     }
 
+    /// The shell's own utilities (`ls`, `grep`, `tar`, …), sorted.
+    pub fn utilities(&self) -> &[String] {
+        self.utilities.get().map(Vec::as_slice).unwrap_or_default()
+    }
+
+    /// What a program's build says it bundles: the lines of `NAME.MANIFEST`
+    /// beside `NAME.wasm` (the scientific python's: `python 3.15.0`,
+    /// `package numpy 2.5.2`, …), if there is one.
+    pub fn program_manifest(&self, name: &str) -> Option<String> {
+        let slot = self.programs.get(name)?;
+        std::fs::read_to_string(slot.path.with_extension("MANIFEST")).ok()
+    }
+
     /// The names of the programs the shell can run besides its own
     /// utilities, e.g. `python3`.
     pub fn program_names(&self) -> Vec<String> {
@@ -245,8 +278,14 @@ impl Runtime {
                 let wasm = std::fs::read(&slot.path)
                     .map_err(|e| format!("{}: {e}", slot.path.display()))?;
                 // Aliases (`python` → python3.wasm) share one cache entry.
-                self.load_program(slot.name(), &wasm)
-                    .map_err(|e| e.to_string())
+                let mut program = self
+                    .load_program(slot.name(), &wasm)
+                    .map_err(|e| e.to_string())?;
+                if let Some(preopens) = self.program_preopens.get().and_then(|p| p.get(slot.name()))
+                {
+                    program.preopens = preopens.clone();
+                }
+                Ok(program)
             })
             .clone()
             .map_err(|e| Error::Component(name.to_owned(), e))
@@ -256,6 +295,8 @@ impl Runtime {
 /// A program found in the programs folder, loaded on first use.
 struct ProgramSlot {
     path: PathBuf,
+    /// Its read-only files, laid into every sandbox (see `program_root`).
+    root: Option<ProgramRoot>,
     loaded: OnceLock<Result<Program, String>>,
 }
 
@@ -274,7 +315,13 @@ impl ProgramSlot {
 const ALIASES: &[(&str, &str)] = &[("python", "python3"), ("nodejs", "node"), ("js", "node")];
 
 /// Every `NAME.wasm` in `dir` is a program `NAME`; aliases share its slot.
+/// A program whose read-only files are not all there is left out (with a
+/// warning), as is, when `with_roots` is false, any program with such files.
 fn find_programs(dir: PathBuf) -> BTreeMap<String, Arc<ProgramSlot>> {
+    find_programs_where(dir, true)
+}
+
+fn find_programs_where(dir: PathBuf, with_roots: bool) -> BTreeMap<String, Arc<ProgramSlot>> {
     let mut found = BTreeMap::new();
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return found;
@@ -287,8 +334,19 @@ fn find_programs(dir: PathBuf) -> BTreeMap<String, Arc<ProgramSlot>> {
         ) else {
             continue;
         };
+        let root = match ProgramRoot::find(&path) {
+            Ok(root) => root,
+            Err(e) => {
+                tracing::warn!(program = stem, error = %e, "program left out");
+                continue;
+            }
+        };
+        if root.is_some() && !with_roots {
+            continue;
+        }
         let slot = Arc::new(ProgramSlot {
             path: path.clone(),
+            root,
             loaded: OnceLock::new(),
         });
         found.insert(stem.to_owned(), slot);
@@ -319,11 +377,20 @@ fn engine_config(config: &RuntimeConfig) -> Config {
         .max_memories_per_component(PER_COMPONENT_ITEMS)
         .max_tables_per_component(PER_COMPONENT_ITEMS)
         .max_memory_size(config.max_memory_bytes)
+        // The scientific python's function table has ~47,000 entries
+        // (wasmtime's default cap is 20,000).
+        .table_elements(MAX_TABLE_ELEMENTS)
+        // ... and its core instance's metadata takes 1.5 MB (default 1 MiB).
+        .max_core_instance_size(MAX_CORE_INSTANCE_BYTES)
+        .max_component_instance_size(MAX_CORE_INSTANCE_BYTES)
         // Keep a little of each freed memory mapped, so the next
         // instance's first pages cost no page faults.
         .linear_memory_keep_resident(64 << 10);
     let mut c = Config::new();
+    // Exceptions: the scientific python's C++ (matplotlib, kiwisolver,
+    // contourpy) throws them; wasmtime implements them on its GC heap.
     c.wasm_component_model(true)
+        .wasm_exceptions(true)
         .epoch_interruption(true)
         .parallel_compilation(true)
         .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
@@ -352,7 +419,9 @@ pub fn precompile_for_target(config: &RuntimeConfig) -> Result<Vec<PathBuf>, Err
         .programs_dir
         .clone()
         .unwrap_or_else(default_programs_dir);
-    for (name, slot) in find_programs(programs)
+    // A program with read-only files of its own is not carried into a
+    // microVM yet: its folders would not be in the guest.
+    for (name, slot) in find_programs_where(programs, false)
         .into_iter()
         .filter(|(n, s)| n == s.name())
     {
@@ -394,6 +463,7 @@ fn sandbox_linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
 
     memfs::add_to_linker(&mut l, |s| memfs::MemFsView {
         fs: &s.fs,
+        preopens: &s.preopens,
         table: &mut s.table,
         umask: s.umask,
         stdio: &s.stdio,
@@ -448,6 +518,9 @@ impl wasmtime::component::HasData for HasTable {
 pub struct Program {
     pub(crate) name: String,
     pub(crate) pre: CommandPre<StoreState>,
+    /// The folders it is given before `/` (see `program_root`); empty for
+    /// most programs, which see only `/`.
+    pub(crate) preopens: Arc<[Preopen]>,
 }
 
 impl Program {
@@ -469,6 +542,7 @@ fn prelink(
     Ok(Program {
         name: name.to_owned(),
         pre,
+        preopens: Arc::new([]),
     })
 }
 

@@ -17,7 +17,7 @@ use wasmtime_wasi::{I32Exit, WasiCtx};
 use crate::Error;
 use crate::engine::{Program, Runtime};
 use crate::limits::{LimitHit, Limits, MemoryLimiter};
-use crate::memfs::{MemFs, Stdio};
+use crate::memfs::{MemFs, NodeId, ROOT, Stdio};
 use crate::output::{OutputPipe, OutputPipes};
 use crate::process::ProcessTable;
 use crate::stop::{Stop, StopReason};
@@ -42,6 +42,8 @@ pub(crate) struct StoreState {
     pub(crate) wasi: WasiCtx,
     pub(crate) table: ResourceTable,
     pub(crate) fs: MemFs,
+    /// The folders the program is given before `/` (see `program_root`).
+    pub(crate) preopens: Vec<(NodeId, String)>,
     /// The program's umask (`umask` in the shell), which what it creates
     /// and what it starts inherit.
     pub(crate) umask: u32,
@@ -97,7 +99,8 @@ impl Launch {
         let stop = self.stop.clone();
         let stderr = self.stderr.clone();
         let name = self.argv.first().cloned().unwrap_or_default();
-        let mut store = self.store();
+        let preopens = resolve_preopens(&self.fs, program);
+        let mut store = self.store(preopens);
         // Every tick, the store asks whether its program must end: its
         // deadline passed, or a signal came (`kill`, or a parent ending).
         store.epoch_deadline_callback(|ctx| match ctx.data().stop.reason() {
@@ -128,7 +131,7 @@ impl Launch {
         })
     }
 
-    fn store(self) -> Store<StoreState> {
+    fn store(self, preopens: Vec<(NodeId, String)>) -> Store<StoreState> {
         let mut wasi = WasiCtx::builder();
         let stdin = MemoryInputPipe::new(self.stdin);
         let stdio = {
@@ -155,6 +158,7 @@ impl Launch {
             wasi: wasi.build(),
             table: ResourceTable::new(),
             fs: self.fs,
+            preopens,
             umask: self.umask,
             stdio,
             limiter: MemoryLimiter::new(self.limits.memory_bytes),
@@ -170,6 +174,23 @@ impl Launch {
         store.limiter(|s| &mut s.limiter);
         store
     }
+}
+
+/// The program's own folders as nodes of this sandbox's tree. One that is
+/// gone (it cannot be: they are root's, read-only) is left out.
+fn resolve_preopens(fs: &MemFs, program: &Program) -> Vec<(NodeId, String)> {
+    if program.preopens.is_empty() {
+        return Vec::new();
+    }
+    let tree = fs.lock();
+    program
+        .preopens
+        .iter()
+        .filter_map(|p| {
+            let id = tree.lookup(ROOT, &p.tree_path, true).ok()?;
+            Some((id, p.guest.clone()))
+        })
+        .collect()
 }
 
 /// Turns how the guest ended into an exit status and the limit it hit.

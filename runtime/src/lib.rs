@@ -20,6 +20,7 @@ pub mod limits;
 pub mod memfs;
 mod output;
 mod process;
+mod program_root;
 mod sandbox;
 mod shell_host;
 mod stop;

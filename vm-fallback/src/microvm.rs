@@ -87,7 +87,7 @@ impl WorkerGuest {
                 source,
             })?;
             for entry in entries.flatten() {
-                if entry.path().is_file() {
+                if entry.path().is_file() && !has_own_root(&entry.path()) {
                     let name = entry.file_name().to_string_lossy().into_owned();
                     files.push(Entry::File {
                         path: format!("{into}/{name}"),
@@ -110,6 +110,13 @@ impl WorkerGuest {
             memory_mib: self.memory_mib,
         })
     }
+}
+
+/// Whether `path` is a program with read-only files of its own
+/// (`NAME.wasm` beside `NAME.root/`, the scientific python): not carried
+/// into a guest yet, since its folders would not be there.
+fn has_own_root(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "wasm") && path.with_extension("root").is_dir()
 }
 
 /// What making a template took.

@@ -10,7 +10,9 @@ use crate::run::Permissions;
 pub fn system(permissions: &Permissions) -> String {
     let shell = if permissions.shell {
         "You work in a disposable sandbox through the `shell` tool: a bash-compatible shell with the \
-         usual GNU utilities (grep, sed, awk, find, jq, tar, …), python3 with its standard library, and \
+         usual GNU utilities (grep, sed, awk, find, jq, tar, zip, …), python3 with its standard library \
+         and numpy, pandas, matplotlib (save charts to files; no display), scipy, scikit-learn, \
+         statsmodels, seaborn, openpyxl, lxml and sympy already installed (never pip install them), and \
          node. Your working folder is a scratch folder (also $HOME); /tmp is writable; everything is \
          deleted when the run ends. The sandbox has no network at all: curl, wget, pip and sockets fail."
     } else {

@@ -7,6 +7,7 @@ mod openapi;
 mod problem;
 mod request;
 mod runs;
+mod runtime_info;
 mod timeline_stream;
 
 use std::sync::Arc;
@@ -30,6 +31,7 @@ pub fn router(edge: Arc<Edge>) -> Router {
         .route("/v1/runs/{id}", get(runs::get_one))
         .route("/v1/runs/{id}/events", get(runs::events))
         .route("/v1/runs/{id}/cancel", post(runs::cancel))
+        .route("/v1/runtime", get(runtime_info::get))
         .route("/v1/health", get(health))
         .route("/v1/openapi.json", get(openapi::document))
         .route("/metrics", get(metrics))

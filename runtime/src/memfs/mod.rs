@@ -61,6 +61,9 @@ pub struct DirEntries {
 /// What the WASI filesystem functions need from the store.
 pub struct MemFsView<'a> {
     pub fs: &'a MemFs,
+    /// Folders the program is given before `/`, with the path it sees
+    /// each at (most programs: none).
+    pub preopens: &'a [(NodeId, String)],
     pub table: &'a mut ResourceTable,
     /// The program's umask: taken from the mode of what it creates.
     pub umask: u32,

@@ -16,6 +16,7 @@
 //! owner may `chmod`. Root (the host laying out the system) is not checked.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::error::FsErr;
@@ -55,7 +56,10 @@ pub const S_IFCHR: u32 = 0o020_000;
 /// What a node holds.
 #[derive(Debug, Clone)]
 pub enum NodeKind {
-    File(Vec<u8>),
+    /// A file's bytes, shared copy-on-write: a sandbox cloned from the
+    /// system layout shares its files (tens of MB of python's library)
+    /// until it writes one.
+    File(Arc<Vec<u8>>),
     Dir {
         entries: BTreeMap<String, NodeId>,
         parent: NodeId,
@@ -548,7 +552,7 @@ impl Tree {
                 }
                 let (dir, name) = self.create_target(start, path)?;
                 self.require_dir_write(dir)?;
-                let id = self.alloc(NodeKind::File(Vec::new()), spec.mode & 0o7777)?;
+                let id = self.alloc(NodeKind::File(Arc::default()), spec.mode & 0o7777)?;
                 self.insert(dir, &name, id)?;
                 // A new file may be written by its creator whatever its
                 // mode says, as with open(O_CREAT) on Linux.
@@ -816,6 +820,7 @@ impl Tree {
         let end = usize::try_from(end).map_err(|_| FsErr::FileTooLarge)?;
         let node = self.node_mut(id)?;
         if let NodeKind::File(data) = &mut node.kind {
+            let data = Arc::make_mut(data);
             if data.len() < end {
                 data.resize(end, 0);
             }
@@ -852,6 +857,7 @@ impl Tree {
         let new_len = usize::try_from(size).map_err(|_| FsErr::FileTooLarge)?;
         let node = self.node_mut(id)?;
         if let NodeKind::File(data) = &mut node.kind {
+            let data = Arc::make_mut(data);
             data.resize(new_len, 0);
             if size < old {
                 data.shrink_to_fit();
@@ -981,6 +987,21 @@ impl Tree {
         let id = self.open(ROOT, path, spec)?;
         self.write(id, 0, contents)?;
         self.set_mode(id, mode)?;
+        Ok(id)
+    }
+
+    /// Puts `contents` at the absolute `path` without copying them: every
+    /// tree cloned from this one shares the bytes (see [`NodeKind::File`]).
+    pub fn put_shared_file(
+        &mut self,
+        path: &str,
+        contents: Arc<Vec<u8>>,
+        mode: u32,
+    ) -> Result<NodeId, FsErr> {
+        let id = self.put_file(path, &[], mode)?;
+        self.charge_bytes(contents.len() as u64)?;
+        let node = self.node_mut(id)?;
+        node.kind = NodeKind::File(contents);
         Ok(id)
     }
 

@@ -12,7 +12,7 @@ use wasmtime_wasi::p2::{DynInputStream, DynOutputStream};
 
 use super::streams::{FileReader, FileWriter};
 use super::tree::{NodeType, OpenSpec, Stat, TimeSet};
-use super::{Descriptor, DirEntries, FsErr, MemFsView, ROOT};
+use super::{Descriptor, DirEntries, FsErr, MemFsView, NodeId, ROOT};
 use crate::bindings::fs_types::{
     self, Advice, DescriptorFlags, DescriptorStat, DescriptorType, DirectoryEntry, ErrorCode,
     Filesize, MetadataHashValue, NewTimestamp, OpenFlags, PathFlags,
@@ -506,10 +506,18 @@ impl fs_types::HostDirectoryEntryStream for MemFsView<'_> {
 impl preopens::Host for MemFsView<'_> {
     fn get_directories(&mut self) -> Vec<(Resource<Descriptor>, String)> {
         // Only a full resource table can refuse this; the guest then simply
-        // sees no filesystem.
-        match self.push_descriptor(ROOT, true, true) {
-            Ok(root) => vec![(root, "/".to_owned())],
-            Err(_) => Vec::new(),
+        // sees no filesystem. A program's own folders come first, read-only,
+        // in the order its snapshot numbered them; `/` last.
+        let mut dirs = Vec::new();
+        let own: Vec<(NodeId, String)> = self.preopens.to_vec();
+        for (node, guest) in own {
+            if let Ok(d) = self.push_descriptor(node, true, false) {
+                dirs.push((d, guest));
+            }
         }
+        if let Ok(root) = self.push_descriptor(ROOT, true, true) {
+            dirs.push((root, "/".to_owned()));
+        }
+        dirs
     }
 }

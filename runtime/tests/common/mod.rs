@@ -20,8 +20,14 @@ pub fn runtime() -> Arc<Runtime> {
         .clone()
 }
 
+/// `./dev` names one cache for every test and server
+/// (`$EPHEMERAL_CACHE_DIR`), so the scientific python is compiled once per
+/// machine; elsewhere, one in cargo's temporary folder.
 pub fn cache_dir() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache")
+    match std::env::var_os("EPHEMERAL_CACHE_DIR") {
+        Some(dir) => dir.into(),
+        None => std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache"),
+    }
 }
 
 /// The bytes of a test guest built from `runtime/test-guests`.

@@ -25,8 +25,9 @@ pub(crate) fn run(p: &mut Process<'_>, argv: &[String]) -> i32 {
     request.stdin = p.io.stdin.borrow_mut().read_all();
     request.stdout = stdout_mode;
     request.stderr = stderr_mode;
-    // `2>&1` into a pipe or file: one stream, in the order written.
-    request.stderr_to_stdout = capture_stdout && std::rc::Rc::ptr_eq(&p.io.stdout, &p.io.stderr);
+    // `2>&1` (into a pipe, a file or the shell's own stdout): one stream,
+    // in the order written.
+    request.stderr_to_stdout = std::rc::Rc::ptr_eq(&p.io.stdout, &p.io.stderr);
     match p.host.run_program(&request) {
         Ok(result) => {
             if capture_stdout {
@@ -42,4 +43,12 @@ pub(crate) fn run(p: &mut Process<'_>, argv: &[String]) -> i32 {
             126
         }
     }
+}
+
+/// `pip` and `pip3`: `python3 -m pip`, the sandbox's offline pip (it
+/// installs wheel files that were brought in; there is no network).
+pub(crate) fn pip(p: &mut Process<'_>, argv: &[String]) -> i32 {
+    let mut full = vec!["python3".to_string(), "-m".into(), "pip".into()];
+    full.extend(argv.iter().skip(1).cloned());
+    run(p, &full)
 }

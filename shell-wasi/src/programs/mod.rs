@@ -151,6 +151,9 @@ const UTILITIES: Table = &[
     ("less", cat::cat),
     ("ls", ls::ls),
     ("mkdir", fileops::mkdir),
+    // The sandbox's offline pip lives in python3 (`python3 -m pip`).
+    ("pip", external::pip),
+    ("pip3", external::pip),
     ("printenv", env::printenv),
     ("printf", printf::printf),
     ("pwd", ident::pwd),
