@@ -88,6 +88,9 @@ async fn one_run(base: &str, key: &str, n: usize) -> (String, i64) {
         assert!([202, 409].contains(&response.status().as_u16()));
     }
     let run = wait_run(base, key, &id).await;
+    // Every outcome of the mix is a settled one; `failed` is the runtime
+    // giving way under the load (a worker not ready in time).
+    assert_ne!(run["status"], "failed", "{run}");
     let cost = &run["cost"];
     let get = |k: &str| cost[k].as_i64().unwrap();
     assert_eq!(get("reserved_micros"), budget);

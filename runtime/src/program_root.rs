@@ -5,7 +5,8 @@
 //! matplotlib's data live outside the component, at the places its
 //! pre-initialised interpreter already looked them up at build time. They
 //! are laid into the runtime's system tree once, owned by root and
-//! read-only, so every sandbox shares the same bytes (the tree's files are
+//! read-only, mapped rather than read (see `memfs::FileBytes`), so every
+//! sandbox and every worker process shares the same bytes (the tree's files are
 //! copy-on-write) and none pays for them against its disk quota.
 //!
 //! `NAME.preopens` has one line a folder, `HOST GUEST`: `HOST` a folder
@@ -16,10 +17,9 @@
 //! the zip) is laid in at `/usr/lib/NAME/HOST` and preopened at `GUEST`.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use crate::Error;
-use crate::memfs::{FsErr, Tree};
+use crate::memfs::{FileBytes, FsErr, Tree};
 
 /// One folder of a program's root.
 #[derive(Debug, Clone)]
@@ -135,8 +135,9 @@ fn copy_folder(tree: &mut Tree, from: &Path, to: &str) -> Result<(), String> {
         if kind.is_dir() {
             copy_folder(tree, &path, &inside)?;
         } else if kind.is_file() {
-            let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            tree.put_shared_file(&inside, Arc::new(bytes), 0o444)
+            let bytes =
+                FileBytes::from_host_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            tree.put_shared_file(&inside, bytes, 0o444)
                 .map_err(|e| format!("{inside}: {e}"))?;
         }
     }

@@ -142,10 +142,15 @@ pub async fn org_key(store: &Store, name: &str, balance: i64) -> String {
     key
 }
 
+/// A client of its own: never shared between tests, whose runtimes each
+/// own the connections they open. A kept-alive connection is given up well
+/// before the server's idle cut (1 s in the shortest test), so a request is
+/// never sent down a connection the server is closing.
 pub fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .no_proxy()
         .timeout(Duration::from_secs(60))
+        .pool_idle_timeout(Duration::from_millis(500))
         .build()
         .unwrap()
 }
@@ -180,7 +185,17 @@ pub async fn post_run(
 }
 
 pub async fn get_json(base: &str, key: &str, path: &str) -> (u16, Value) {
-    let response = client()
+    get_json_with(&client(), base, key, path).await
+}
+
+/// `get_json` on a given client, whose connection is kept between calls.
+pub async fn get_json_with(
+    client: &reqwest::Client,
+    base: &str,
+    key: &str,
+    path: &str,
+) -> (u16, Value) {
+    let response = client
         .get(format!("{base}{path}"))
         .bearer_auth(key)
         .send()
@@ -190,11 +205,14 @@ pub async fn get_json(base: &str, key: &str, path: &str) -> (u16, Value) {
     (status, response.json().await.unwrap_or(Value::Null))
 }
 
-/// Waits for a run to end; its run object with timeline.
+/// Waits for a run to end; its run object with timeline. One connection
+/// polls: hundreds of waiters each opening a connection every 20 ms would
+/// reach the server's per-peer cap on a loaded machine.
 pub async fn wait_run(base: &str, key: &str, id: &str) -> Value {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    let client = client();
     loop {
-        let (status, run) = get_json(base, key, &format!("/v1/runs/{id}")).await;
+        let (status, run) = get_json_with(&client, base, key, &format!("/v1/runs/{id}")).await;
         assert_eq!(status, 200, "{run}");
         let ended = run["timeline"]
             .as_array()

@@ -8,6 +8,7 @@
 //! live here too, because WASI 0.2 has neither.
 
 mod error;
+mod file_bytes;
 mod streams;
 mod tree;
 mod wasi;
@@ -17,6 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use wasmtime::component::{HasData, Linker, ResourceTable};
 
 pub use self::error::FsErr;
+pub use self::file_bytes::FileBytes;
 pub use self::tree::{
     MAY_EXEC, MAY_READ, MAY_WRITE, NodeId, NodeKind, NodeType, OpenSpec, Quota, QuotaHit, ROOT,
     ROOT_UID, S_IFDIR, S_IFLNK, S_IFREG, SANDBOX_UID, Stat, TimeSet, Tree,

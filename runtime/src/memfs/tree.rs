@@ -16,10 +16,10 @@
 //! owner may `chmod`. Root (the host laying out the system) is not checked.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::error::FsErr;
+use super::file_bytes::FileBytes;
 
 /// Index of a node in the arena. The root is always node 0.
 pub type NodeId = usize;
@@ -59,7 +59,7 @@ pub enum NodeKind {
     /// A file's bytes, shared copy-on-write: a sandbox cloned from the
     /// system layout shares its files (tens of MB of python's library)
     /// until it writes one.
-    File(Arc<Vec<u8>>),
+    File(FileBytes),
     Dir {
         entries: BTreeMap<String, NodeId>,
         parent: NodeId,
@@ -552,7 +552,7 @@ impl Tree {
                 }
                 let (dir, name) = self.create_target(start, path)?;
                 self.require_dir_write(dir)?;
-                let id = self.alloc(NodeKind::File(Arc::default()), spec.mode & 0o7777)?;
+                let id = self.alloc(NodeKind::File(FileBytes::default()), spec.mode & 0o7777)?;
                 self.insert(dir, &name, id)?;
                 // A new file may be written by its creator whatever its
                 // mode says, as with open(O_CREAT) on Linux.
@@ -820,7 +820,7 @@ impl Tree {
         let end = usize::try_from(end).map_err(|_| FsErr::FileTooLarge)?;
         let node = self.node_mut(id)?;
         if let NodeKind::File(data) = &mut node.kind {
-            let data = Arc::make_mut(data);
+            let data = data.make_mut();
             if data.len() < end {
                 data.resize(end, 0);
             }
@@ -857,7 +857,7 @@ impl Tree {
         let new_len = usize::try_from(size).map_err(|_| FsErr::FileTooLarge)?;
         let node = self.node_mut(id)?;
         if let NodeKind::File(data) = &mut node.kind {
-            let data = Arc::make_mut(data);
+            let data = data.make_mut();
             data.resize(new_len, 0);
             if size < old {
                 data.shrink_to_fit();
@@ -995,7 +995,7 @@ impl Tree {
     pub fn put_shared_file(
         &mut self,
         path: &str,
-        contents: Arc<Vec<u8>>,
+        contents: FileBytes,
         mode: u32,
     ) -> Result<NodeId, FsErr> {
         let id = self.put_file(path, &[], mode)?;
