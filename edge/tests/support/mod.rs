@@ -211,6 +211,9 @@ pub async fn get_json_with(
 pub async fn wait_run(base: &str, key: &str, id: &str) -> Value {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
     let client = client();
+    // Backing off as a client should: hundreds of waiters polling every
+    // 20 ms are thousands of requests a second on the server's own cores.
+    let mut pause = Duration::from_millis(20);
     loop {
         let (status, run) = get_json_with(&client, base, key, &format!("/v1/runs/{id}")).await;
         assert_eq!(status, 200, "{run}");
@@ -224,7 +227,8 @@ pub async fn wait_run(base: &str, key: &str, id: &str) -> Value {
             tokio::time::Instant::now() < deadline,
             "run {id} did not end: {run}"
         );
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(250));
     }
 }
 

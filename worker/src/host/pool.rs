@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::sync::Notify;
+use tokio::sync::{Notify, Semaphore};
 
 use super::WorkerConfig;
 use super::handle::{IdleWorker, StartError};
@@ -13,11 +13,19 @@ use super::handle::{IdleWorker, StartError};
 /// Pause after a failed spawn before the pool tries again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
+/// Workers being made at once, per core. Starting a worker is CPU work
+/// (jail, engine, shell); hundreds started together only share the same
+/// cores and all start late: 400 at once on 2 cores had none ready within
+/// the 60 s a worker is given. Queued, each gets its 60 s from its own
+/// start, and the first are ready at once.
+const SPAWNING_PER_CORE: usize = 2;
+
 pub struct WorkerPool {
     config: WorkerConfig,
     size: usize,
     ready: Mutex<Vec<IdleWorker>>,
     wanted: Arc<Notify>,
+    spawning: Arc<Semaphore>,
     /// The last spawn error, for health reports.
     last_error: Mutex<Option<String>>,
 }
@@ -31,6 +39,7 @@ impl WorkerPool {
             size,
             ready: Mutex::new(Vec::new()),
             wanted: Arc::new(Notify::new()),
+            spawning: Arc::new(Semaphore::new(Self::spawn_slots())),
             last_error: Mutex::new(None),
         });
         if size > 0 {
@@ -43,8 +52,10 @@ impl WorkerPool {
         &self.config
     }
 
-    /// A ready worker: from the pool if one is waiting, else a new one.
+    /// A ready worker: from the pool if one is waiting, else a new one
+    /// (once a spawn slot is free).
     pub async fn take(&self) -> Result<IdleWorker, StartError> {
+        let mut slot = None;
         loop {
             let pooled = self.lock().pop();
             self.wanted.notify_one();
@@ -55,14 +66,34 @@ impl WorkerPool {
                     }
                     // Died while waiting (killed from outside): try the next.
                 }
-                None => return IdleWorker::spawn(&self.config).await,
+                None if slot.is_some() => return IdleWorker::spawn(&self.config).await,
+                // A pooled worker may be ready by the time a slot is free.
+                None => slot = Some(self.spawn_slot().await?),
             }
         }
+    }
+
+    async fn spawn_slot(&self) -> Result<tokio::sync::OwnedSemaphorePermit, StartError> {
+        self.spawning
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| StartError::NotReady("the worker pool is shutting down".into()))
     }
 
     /// Workers the pool keeps ready.
     pub fn size(&self) -> usize {
         self.size
+    }
+
+    /// Workers being made right now (at most [`WorkerPool::spawn_slots`]).
+    pub fn spawning(&self) -> usize {
+        Self::spawn_slots() - self.spawning.available_permits()
+    }
+
+    /// Workers this host makes at once.
+    pub fn spawn_slots() -> usize {
+        std::thread::available_parallelism().map_or(1, |n| n.get()) * SPAWNING_PER_CORE
     }
 
     /// Workers ready right now.
@@ -92,9 +123,13 @@ async fn refill(pool: std::sync::Weak<WorkerPool>) {
             wanted.notified().await;
             continue;
         }
-        let config = p.config.clone();
+        let (config, spawning) = (p.config.clone(), p.spawning.clone());
         drop(p);
+        let Ok(slot) = spawning.acquire_owned().await else {
+            return;
+        };
         let spawned = IdleWorker::spawn(&config).await;
+        drop(slot);
         let Some(p) = pool.upgrade() else { return };
         match spawned {
             Ok(worker) => p.lock().push(worker),
