@@ -127,6 +127,12 @@ def preload():
     sys.modules["pip"] = sandbox_pip
     with open(sandbox_pip.__file__, encoding="utf-8") as f:
         MAIN_SOURCES["pip"] = ("/usr/lib/python3/dist-packages/pip/__main__.py", f.read())
+    # The shell's `sqlite3` (`python3 -m sandbox_sqlite3`): Debian's
+    # sqlite3 command line, on this python's sqlite3 module.
+    import sandbox_sqlite3
+
+    with open(sandbox_sqlite3.__file__, encoding="utf-8") as f:
+        MAIN_SOURCES["sandbox_sqlite3"] = ("/usr/bin/sqlite3", f.read())
     # `this` prints on import: keep its source for `import this`.
     this = os.path.join(root, "this.py")
     if os.path.exists(this):

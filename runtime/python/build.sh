@@ -32,7 +32,7 @@ inputs_hash="$(
     cd "$here"
     {
         echo "componentize-py $COMPONENTIZE_PY_VERSION format $STAMP_FORMAT"
-        find -L build.sh app.py sandbox_processes.py sandbox_pip.py wit socket-stub/Cargo.toml socket-stub/Cargo.lock socket-stub/src \
+        find -L build.sh app.py sandbox_processes.py sandbox_pip.py sandbox_sqlite3.py wit socket-stub/Cargo.toml socket-stub/Cargo.lock socket-stub/src \
             socket-stub/wit plug/Cargo.toml plug/Cargo.lock plug/src -type f -print0 |
             sort -z | xargs -0 sha256sum
     } | sha256sum | cut -d' ' -f1
@@ -70,7 +70,7 @@ plug="$tools_target/release/ephemeral-python-plug"
 stage="$(mktemp -d "$cache/python-build.XXXXXX")"
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/app" "$stage/no-site-packages"
-cp "$here/app.py" "$here/sandbox_processes.py" "$here/sandbox_pip.py" "$stage/app/"
+cp "$here/app.py" "$here/sandbox_processes.py" "$here/sandbox_pip.py" "$here/sandbox_sqlite3.py" "$stage/app/"
 touch "$stage/app/build-stage"
 say "componentizing CPython with the standard library pre-imported (about 10-20 s)"
 # VIRTUAL_ENV points at an empty folder so that no host site-packages are

@@ -8,7 +8,7 @@
 //! the state the shell hands back.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::Error;
 use crate::engine::{Program, Runtime};
@@ -257,12 +257,15 @@ fn lay_out_run(tree: &mut Tree, scratch: &str, limits: &Limits) -> Result<(), Er
     let run_dir = scratch.trim_end_matches("/scratch");
     let passwd =
         format!("root:x:0:0:root:/root:/bin/bash\n{USER}:x:1000:1000:{USER}:{scratch}:/bin/bash\n");
+    let booted = SystemTime::now();
     let result = (|| {
         tree.mkdir_all("/tmp", 0o1777)?;
         tree.put_file("/etc/passwd", passwd.as_bytes(), 0o644)?;
         tree.put_file("/proc/meminfo", meminfo(limits).as_bytes(), 0o444)?;
         tree.put_file("/proc/cpuinfo", CPUINFO.as_bytes(), 0o444)?;
         tree.put_file("/proc/self/status", PROC_STATUS.as_bytes(), 0o444)?;
+        tree.put_file("/proc/stat", proc_stat(booted).as_bytes(), 0o444)?;
+        tree.put_file("/proc/loadavg", LOADAVG.as_bytes(), 0o444)?;
         tree.set_actor(SANDBOX_UID);
         tree.mkdir_all(run_dir, 0o700)?;
         tree.mkdir_all(scratch, 0o755)?;
@@ -270,6 +273,22 @@ fn lay_out_run(tree: &mut Tree, scratch: &str, limits: &Limits) -> Result<(), Er
     })();
     result.map_err(|e: FsErr| layout_error(&e))
 }
+
+/// `/proc/stat` of a sandbox: it booted (`btime`) when it was made, and
+/// its one CPU has done nothing yet as far as anyone outside can tell.
+fn proc_stat(booted: SystemTime) -> String {
+    let btime = booted
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let idle = "0 0 0 0 0 0 0 0 0 0";
+    format!(
+        "cpu  {idle}\ncpu0 {idle}\nintr 0\nctxt 0\nbtime {btime}\nprocesses 2\n\
+         procs_running 1\nprocs_blocked 0\nsoftirq 0 0 0 0 0 0 0 0 0 0 0\n"
+    )
+}
+
+/// One thing runs in a sandbox: its load is its own, not the host's.
+const LOADAVG: &str = "0.00 0.00 0.00 1/1 2\n";
 
 /// `/proc/meminfo` of a sandbox: its memory cap is all the memory it has.
 fn meminfo(limits: &Limits) -> String {

@@ -52,3 +52,12 @@ pub(crate) fn pip(p: &mut Process<'_>, argv: &[String]) -> i32 {
     full.extend(argv.iter().skip(1).cloned());
     run(p, &full)
 }
+
+/// `sqlite3`: `python3 -m sandbox_sqlite3`, the sqlite3 command line of
+/// Debian (its options, modes, dot-commands and error lines) on python3's
+/// own SQLite.
+pub(crate) fn sqlite3(p: &mut Process<'_>, argv: &[String]) -> i32 {
+    let mut full = vec!["python3".to_string(), "-m".into(), "sandbox_sqlite3".into()];
+    full.extend(argv.iter().skip(1).cloned());
+    run(p, &full)
+}

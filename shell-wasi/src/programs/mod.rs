@@ -24,6 +24,7 @@ pub(crate) mod ident;
 pub(crate) mod ls;
 pub(crate) mod net;
 pub(crate) mod printf;
+pub(crate) mod procps;
 pub(crate) mod quoting;
 pub(crate) mod shell;
 pub(crate) mod size;
@@ -132,6 +133,7 @@ const TABLES: &[Table] = &[
     coreutils::TABLE,
     dump::TABLE,
     glibc::TABLE,
+    procps::TABLE,
     textproc::TABLE,
     zip::TABLE,
 ];
@@ -160,6 +162,8 @@ const UTILITIES: Table = &[
     ("rm", fileops::rm),
     ("rmdir", fileops::rmdir),
     ("sh", shell::bash),
+    // Debian's sqlite3 command line, run by python3's sqlite3 module.
+    ("sqlite3", external::sqlite3),
     ("test", test::test),
     ("touch", fileops::touch),
     ("true", ident::true_),
