@@ -578,13 +578,50 @@ def _wants_scientific(source, dirs):
 # PYTHONPATH nor the script's folder. So it runs this instead of the command
 # line itself: put the folders this python would search in front, then run
 # the file, module or code as `__main__`, its own frames left out of a
-# traceback.
+# traceback. Its WASI build has no name resolution at all (`socket.
+# getaddrinfo` was an AttributeError): once `socket` is imported, names fail
+# and connections are unreachable as on a machine with no network.
 HAND_OFF_BOOTSTRAP = """
 import sys, json
 _spec = json.loads(sys.argv[1])
 sys.argv = _spec["argv"]
 sys.path[:0] = _spec["path"]
 sys.path.append(_spec["site"])
+class _SocketHook:
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name != "socket":
+            return None
+        import sys, importlib.util
+        sys.meta_path.remove(cls)
+        spec = importlib.util.find_spec(name)
+        real, patch = (spec.loader if spec else None), cls.no_network
+        if real is None:
+            return spec
+        class Loader:
+            create_module = staticmethod(real.create_module)
+            @staticmethod
+            def exec_module(module):
+                real.exec_module(module)
+                patch(module)
+        spec.loader = Loader
+        return spec
+    @staticmethod
+    def no_network(socket):
+        import _socket
+        if hasattr(_socket, "getaddrinfo"):
+            return
+        def no_names(*args, **kwargs):
+            raise socket.gaierror(-3, "Temporary failure in name resolution")
+        for name in ("getaddrinfo", "gethostbyname", "gethostbyname_ex", "gethostbyaddr",
+                     "getnameinfo"):
+            setattr(_socket, name, no_names)
+            setattr(socket, name, no_names)
+        def unreachable(self, address):
+            raise OSError(101, "Network is unreachable")
+        socket.socket.connect = unreachable
+        socket.socket.connect_ex = lambda self, address: 101
+sys.meta_path.insert(0, _SocketHook)
 def _run(spec):
     import runpy
     if spec["mode"] == "file":
@@ -597,7 +634,7 @@ def _run(spec):
         code = spec["target"]
         linecache.cache[name] = (len(code), None, code.splitlines(True), name)
         g = __main__.__dict__
-        for k in ("json", "_spec", "_run"):
+        for k in ("json", "_spec", "_run", "_SocketHook"):
             g.pop(k, None)
         exec(compile(code, name, "exec"), g)
 try:

@@ -149,6 +149,39 @@ EOF"#,
     );
 }
 
+/// A data script that downloads first meets what a machine without a
+/// network says (a name that does not resolve, an address that cannot be
+/// reached), as on the small python, never an AttributeError.
+#[test]
+fn a_download_in_a_pandas_script_fails_as_without_a_network() {
+    scientific_python_is_built();
+    let mut sb = sandbox();
+    let (out, err, code) = sh(
+        &mut sb,
+        r#"python3 - <<'EOF'
+import socket, urllib.request
+import pandas
+try:
+    urllib.request.urlopen("http://example.com/data.csv", timeout=5)
+except Exception as e:
+    print(type(e).__name__, e)
+try:
+    socket.create_connection(("10.1.1.1", 80), timeout=5)
+except Exception as e:
+    print(type(e).__name__, e)
+EOF"#,
+    );
+    assert_eq!(
+        (out.as_str(), code),
+        (
+            "URLError <urlopen error [Errno -3] Temporary failure in name resolution>\n\
+             gaierror [Errno -3] Temporary failure in name resolution\n",
+            0
+        ),
+        "stderr: {err}"
+    );
+}
+
 #[test]
 fn a_numpy_memory_bomb_is_stopped_at_the_cap() {
     scientific_python_is_built();
