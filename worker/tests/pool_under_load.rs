@@ -27,9 +27,9 @@ async fn sixty_runs_at_once_each_get_a_ready_worker_a_few_made_at_a_time() {
         ready_in.push(worker.ready_in);
     }
     assert!(
-        most <= WorkerPool::spawn_slots(),
+        most <= pool.spawn_slots(),
         "{most} spawning at once, over {}",
-        WorkerPool::spawn_slots()
+        pool.spawn_slots()
     );
     assert!(most >= 1, "the pool made workers");
     let slowest = ready_in.iter().max().copied().unwrap_or_default();

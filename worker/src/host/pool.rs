@@ -26,6 +26,8 @@ pub struct WorkerPool {
     ready: Mutex<Vec<IdleWorker>>,
     wanted: Arc<Notify>,
     spawning: Arc<Semaphore>,
+    /// The permits `spawning` was made with.
+    slots: usize,
     /// The last spawn error, for health reports.
     last_error: Mutex<Option<String>>,
 }
@@ -34,12 +36,14 @@ impl WorkerPool {
     /// A pool that keeps `size` workers ready (0: every run spawns its
     /// own). Must be called inside a tokio runtime.
     pub fn start(config: WorkerConfig, size: usize) -> Arc<WorkerPool> {
+        let slots = std::thread::available_parallelism().map_or(1, |n| n.get()) * SPAWNING_PER_CORE;
         let pool = Arc::new(WorkerPool {
             config,
             size,
             ready: Mutex::new(Vec::new()),
             wanted: Arc::new(Notify::new()),
-            spawning: Arc::new(Semaphore::new(Self::spawn_slots())),
+            spawning: Arc::new(Semaphore::new(slots)),
+            slots,
             last_error: Mutex::new(None),
         });
         if size > 0 {
@@ -88,12 +92,12 @@ impl WorkerPool {
 
     /// Workers being made right now (at most [`WorkerPool::spawn_slots`]).
     pub fn spawning(&self) -> usize {
-        Self::spawn_slots() - self.spawning.available_permits()
+        self.slots.saturating_sub(self.spawning.available_permits())
     }
 
     /// Workers this host makes at once.
-    pub fn spawn_slots() -> usize {
-        std::thread::available_parallelism().map_or(1, |n| n.get()) * SPAWNING_PER_CORE
+    pub fn spawn_slots(&self) -> usize {
+        self.slots
     }
 
     /// Workers ready right now.

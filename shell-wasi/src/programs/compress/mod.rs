@@ -81,13 +81,3 @@ fn copy_mode(p: &Process<'_>, from: &str, to: &str) {
         let _ = p.host.set_mode(&p.host_path(to), mode & 0o7777);
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn table_is_sorted() {
-        assert!(TABLE.windows(2).all(|w| w[0].0 < w[1].0));
-    }
-}

@@ -403,11 +403,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn table_is_sorted() {
-        assert!(TABLE.windows(2).all(|w| w[0].0 < w[1].0));
-    }
-
-    #[test]
     fn lines_split_like_gnu() {
         assert_eq!(split_lines(b"a\nb\n", b'\n'), vec![&b"a"[..], b"b"]);
         assert_eq!(split_lines(b"a\nb", b'\n'), vec![&b"a"[..], b"b"]);

@@ -12,13 +12,3 @@ pub(crate) const TABLE: Table = &[
     ("hexdump", hexdump::hexdump),
     ("xxd", xxd::xxd),
 ];
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn table_is_sorted() {
-        assert!(TABLE.windows(2).all(|w| w[0].0 < w[1].0));
-    }
-}

@@ -9,13 +9,3 @@ use super::{Process, Table};
 
 /// This family's programs, sorted by name.
 pub(crate) const TABLE: Table = &[("getconf", getconf::getconf), ("iconv", iconv::iconv)];
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn table_is_sorted() {
-        assert!(TABLE.windows(2).all(|w| w[0].0 < w[1].0));
-    }
-}

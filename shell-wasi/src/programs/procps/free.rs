@@ -80,20 +80,10 @@ pub(crate) fn free(p: &mut Process<'_>, argv: &[String]) -> i32 {
             ("version", 'V', HasArg::No),
         ],
     };
-    let args = match spec.parse(argv.get(1..).unwrap_or_default()) {
-        Ok(a) if a.operands.is_empty() => a,
-        // procps answers a bad option or any operand with its usage.
-        Ok(_) => return super::bad_usage(p, None, HELP),
-        Err(msg) => return super::bad_usage(p, Some(&msg), HELP),
+    let args = match super::parse_command_line(p, &spec, argv, &IDENTITY) {
+        Ok(args) => args,
+        Err(status) => return status,
     };
-    if args.has('H') {
-        p.out(HELP.as_bytes());
-        return 0;
-    }
-    if args.has('V') {
-        p.out(b"free from procps-ng 4.0.2\n");
-        return 0;
-    }
     let Some((times, every)) = repeats(p, &args) else {
         return 1;
     };
@@ -265,6 +255,12 @@ fn human(bytes: u64, si: bool) -> String {
     }
     format!("{bytes}B")
 }
+
+const IDENTITY: super::Identity = super::Identity {
+    name: "free",
+    help_key: 'H',
+    help: HELP,
+};
 
 const HELP: &str = "
 Usage:

@@ -7,18 +7,47 @@
 mod free;
 mod uptime;
 
+use super::coreutils::args::{Parsed, Spec};
 use super::{Process, Table};
 
 /// This family's programs, sorted by name.
 pub(crate) const TABLE: Table = &[("free", free::free), ("uptime", uptime::uptime)];
 
-/// procps answers a bad option or any operand with its usage, on stderr.
-fn bad_usage(p: &Process<'_>, msg: Option<&str>, help: &str) -> i32 {
-    if let Some(msg) = msg {
-        p.error(msg);
+/// How a procps program answers `--help` and `--version`.
+struct Identity {
+    name: &'static str,
+    help_key: char,
+    help: &'static str,
+}
+
+/// A procps command line parsed, or `Err(status)` once the program has
+/// answered it itself: its usage on stderr for a bad option or any
+/// operand, its help, its version.
+fn parse_command_line(
+    p: &Process<'_>,
+    spec: &Spec<'_>,
+    argv: &[String],
+    id: &Identity,
+) -> Result<Parsed, i32> {
+    let parsed = match spec.parse(argv.get(1..).unwrap_or_default()) {
+        Ok(a) if a.operands.is_empty() => a,
+        bad => {
+            if let Err(msg) = bad {
+                p.error(&msg);
+            }
+            p.io.err(id.help.as_bytes());
+            return Err(1);
+        }
+    };
+    if parsed.has(id.help_key) {
+        p.out(id.help.as_bytes());
+        return Err(0);
     }
-    p.io.err(help.as_bytes());
-    1
+    if parsed.has('V') {
+        p.out(format!("{} from procps-ng 4.0.2\n", id.name).as_bytes());
+        return Err(0);
+    }
+    Ok(parsed)
 }
 
 /// The `KEY: VALUE kB` lines of a `/proc` file, values in bytes.
@@ -35,11 +64,6 @@ fn kib_fields(text: &str) -> Vec<(String, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn table_is_sorted() {
-        assert!(TABLE.windows(2).all(|w| w[0].0 < w[1].0));
-    }
 
     #[test]
     fn meminfo_fields_are_bytes() {

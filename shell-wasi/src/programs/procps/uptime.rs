@@ -18,19 +18,10 @@ pub(crate) fn uptime(p: &mut Process<'_>, argv: &[String]) -> i32 {
             ("version", 'V', HasArg::No),
         ],
     };
-    let args = match spec.parse(argv.get(1..).unwrap_or_default()) {
-        Ok(a) if a.operands.is_empty() => a,
-        Ok(_) => return super::bad_usage(p, None, HELP),
-        Err(msg) => return super::bad_usage(p, Some(&msg), HELP),
+    let args = match super::parse_command_line(p, &spec, argv, &IDENTITY) {
+        Ok(args) => args,
+        Err(status) => return status,
     };
-    if args.has('h') {
-        p.out(HELP.as_bytes());
-        return 0;
-    }
-    if args.has('V') {
-        p.out(b"uptime from procps-ng 4.0.2\n");
-        return 0;
-    }
     let now = epoch_secs(SystemTime::now());
     let boot = boot_time().unwrap_or(now).min(now);
     let line = if args.has('s') {
@@ -110,6 +101,12 @@ fn since(boot: i64) -> String {
         t.year, t.month, t.day, t.hour, t.minute, t.second
     )
 }
+
+const IDENTITY: super::Identity = super::Identity {
+    name: "uptime",
+    help_key: 'h',
+    help: HELP,
+};
 
 const HELP: &str = "
 Usage:
