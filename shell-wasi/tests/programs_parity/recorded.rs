@@ -4278,4 +4278,28 @@ const RECORDED: &[Case] = &[
         stderr: "",
         status: 0,
     },
+    Case {
+        script: "free -c 0; echo rc=$?; free -c -1; echo rc=$?; free -c 1x; echo rc=$?; free -c 99999999999999999999; echo rc=$?",
+        stdout: "rc=1\nrc=1\nrc=1\nrc=1\n",
+        stderr: "free: failed to parse count argument: '0': Numerical result out of range\nfree: failed to parse count argument: '-1': Numerical result out of range\nfree: failed to parse count argument: '1x'\nfree: failed to parse count argument: '99999999999999999999': Numerical result out of range\n",
+        status: 0,
+    },
+    Case {
+        script: "free -s abc; echo rc=$?; free -s 0.5x; echo rc=$?; free -s 0; echo rc=$?; free -s -1; echo rc=$?",
+        stdout: "rc=1\nrc=1\nrc=1\nrc=1\n",
+        stderr: "free: seconds argument failed: 'abc': Invalid argument\nfree: seconds argument failed: '0.5x'\nfree: seconds argument `0' is not positive number\nfree: seconds argument `-1' is not positive number\n",
+        status: 0,
+    },
+    Case {
+        script: "free extra; echo rc=$?; free -x 2>&1 | head -3; free --help | head -4; free -V",
+        stdout: "rc=1\nfree: invalid option -- 'x'\n\nUsage:\n\nUsage:\n free [options]\n\nfree from procps-ng 4.0.2\n",
+        stderr: "\nUsage:\n free [options]\n\nOptions:\n -b, --bytes         show output in bytes\n     --kilo          show output in kilobytes\n     --mega          show output in megabytes\n     --giga          show output in gigabytes\n     --tera          show output in terabytes\n     --peta          show output in petabytes\n -k, --kibi          show output in kibibytes\n -m, --mebi          show output in mebibytes\n -g, --gibi          show output in gibibytes\n     --tebi          show output in tebibytes\n     --pebi          show output in pebibytes\n -h, --human         show human-readable output\n     --si            use powers of 1000 not 1024\n -l, --lohi          show detailed low and high memory statistics\n -t, --total         show total for RAM + swap\n -v, --committed     show committed memory and commit limit\n -s N, --seconds N   repeat printing every N seconds\n -c N, --count N     repeat printing N times, then exit\n -w, --wide          wide output\n\n     --help     display this help and exit\n -V, --version  output version information and exit\n\nFor more details see free(1).\n",
+        status: 0,
+    },
+    Case {
+        script: "uptime extra; echo rc=$?; uptime -x 2>&1 | head -3; uptime --help | head -4; uptime -V",
+        stdout: "rc=1\nuptime: invalid option -- 'x'\n\nUsage:\n\nUsage:\n uptime [options]\n\nuptime from procps-ng 4.0.2\n",
+        stderr: "\nUsage:\n uptime [options]\n\nOptions:\n -p, --pretty   show uptime in pretty format\n -h, --help     display this help and exit\n -s, --since    system up since\n -V, --version  output version information and exit\n\nFor more details see uptime(1).\n",
+        status: 0,
+    },
 ];

@@ -138,14 +138,25 @@ pub(crate) fn free(p: &mut Process<'_>, argv: &[String]) -> i32 {
 }
 
 /// `-c N` and `-s N`: how many tables, and the pause between them (`-s`
-/// alone repeats until stopped; `-c` alone pauses a second).
+/// alone repeats until stopped; `-c` alone pauses a second). Bad values
+/// get procps' own lines.
 fn repeats(p: &Process<'_>, args: &Parsed) -> Option<(u64, Duration)> {
     let every = match args.value('s') {
         None => Duration::from_secs(1),
-        Some(text) => match text.parse::<f64>() {
-            Ok(secs) if secs >= 0.0 && secs.is_finite() => Duration::from_secs_f64(secs),
-            _ => {
+        Some(text) => match text.trim_start().parse::<f64>() {
+            Ok(secs) if secs >= 1e-7 && secs.is_finite() => Duration::from_secs_f64(secs),
+            Ok(_) => {
                 p.error(&format!("seconds argument `{text}' is not positive number"));
+                return None;
+            }
+            Err(_) => {
+                // strtod says EINVAL only when nothing at all was a number.
+                let why = if numeric_start(text) {
+                    ""
+                } else {
+                    ": Invalid argument"
+                };
+                p.error(&format!("seconds argument failed: '{text}'{why}"));
                 return None;
             }
         },
@@ -153,15 +164,33 @@ fn repeats(p: &Process<'_>, args: &Parsed) -> Option<(u64, Duration)> {
     let times = match args.value('c') {
         None if args.has('s') => u64::MAX,
         None => 1,
-        Some(text) => match text.parse::<u64>() {
-            Ok(n) if n > 0 => n,
-            _ => {
-                p.error(&format!("count argument `{text}' failed"));
+        Some(text) => match text.trim_start().parse::<i64>() {
+            Ok(n) if n >= 1 => n.unsigned_abs(),
+            parsed => {
+                let out_of_range = parsed.is_ok() || overflows(text);
+                let why = if out_of_range {
+                    ": Numerical result out of range"
+                } else {
+                    ""
+                };
+                p.error(&format!("failed to parse count argument: '{text}'{why}"));
                 return None;
             }
         },
     };
     Some((times, every))
+}
+
+/// Whether `text` begins as a number does (sign, then a digit or a point).
+fn numeric_start(text: &str) -> bool {
+    let body = text.trim_start().trim_start_matches(['+', '-']);
+    body.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+}
+
+/// Whether `text` is a whole number too large for a long.
+fn overflows(text: &str) -> bool {
+    let digits = text.trim_start().trim_start_matches(['+', '-']);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 fn render(m: &Memory, scale: Scale, wide: bool, lohi: bool, total: bool) -> String {
