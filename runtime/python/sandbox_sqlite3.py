@@ -104,7 +104,12 @@ class Shell:
             db.text_factory = lambda b: b.decode("utf-8", "surrogateescape")
             # sqlite3 opens lazily; make a missing folder fail here as the
             # real shell does, not at the first statement.
-            db.execute("PRAGMA schema_version").fetchall()
+            try:
+                db.execute("PRAGMA schema_version").fetchall()
+            except sqlite3.DatabaseError as e:
+                # A file that is not a database opens; its statements fail.
+                if "unable to open" in str(e):
+                    raise
         except sqlite3.Error:
             raise ShellError('unable to open database "%s": unable to open database file' % path)
         self.db = db
@@ -402,10 +407,7 @@ class Shell:
             self.row_sep = unescape(args[1])
 
     def dot_width(self, args):
-        try:
-            self.widths = [int(a) for a in args]
-        except ValueError:
-            raise Usage(".width NUM1 NUM2 ...")
+        self.widths = [atoi(a) for a in args]
 
     def dot_mode(self, args):
         if not args:
@@ -592,7 +594,7 @@ class Shell:
             elif a in ("--ascii", "-ascii"):
                 opts["csv"] = False
             elif a in ("--skip", "-skip"):
-                opts["skip"] = int(next(it, "0"))
+                opts["skip"] = atoi(next(it, "0"))
             elif a in ("--schema", "-schema"):
                 opts["schema"] = next(it, "main")
             elif a.startswith("-") and a != "-":
@@ -612,9 +614,9 @@ class Shell:
             self.row_sep = "\n"
         try:
             if path == "-":
-                text = sys.stdin.read()
+                text = valid_text(sys.stdin.read())
             else:
-                with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
+                with open(path, encoding="utf-8", errors="replace", newline="") as f:
                     text = f.read()
         except OSError:
             raise ShellError("cannot open \"%s\"" % path)
@@ -666,7 +668,7 @@ class Shell:
         buf = []
         start = 0
         for n, line in enumerate(lines, start=1):
-            line = line.rstrip("\n")
+            line = valid_text(line.rstrip("\n"))
             if not buf and line[:1] in (".", "#"):
                 if line.startswith("."):
                     if not self.one_dot(line, n) and self.bail:
@@ -710,6 +712,7 @@ class Shell:
 
     def run_argument(self, text):
         """One SQL-or-dot argument after the file name."""
+        text = valid_text(text)
         if text.startswith("."):
             return self.one_dot(text, 1, from_args=True)
         return self.execute(text, 1, True)
@@ -772,6 +775,18 @@ DOT_HELP = """.bail on|off             Stop after hitting an error.  Default OFF
 # ---- helpers ----
 
 EQP = re.compile(r"\s*EXPLAIN\s+QUERY\s+PLAN\b", re.I)
+
+
+def atoi(text):
+    """C's atoi, as the real shell reads numbers: the leading integer, or 0."""
+    m = re.match(r"\s*[+-]?\d+", text)
+    return int(m.group()) if m else 0
+
+
+def valid_text(text):
+    """`text` with bytes that are not UTF-8 (kept by python as surrogates,
+    which SQLite cannot take) shown as U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def split_statements(sql):
@@ -1043,6 +1058,11 @@ def main(argv):
         return q.code or (1 if shell.failed else 0)
     except KeyboardInterrupt:
         return 130
+    except Exception as e:  # noqa: BLE001
+        # Never a traceback: one line, as the real shell's errors are.
+        sys.stdout.flush()
+        sys.stderr.write("Error: %s\n" % e)
+        return 1
     finally:
         shell.close_output()
         sys.stdout.flush()
