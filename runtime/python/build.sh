@@ -32,7 +32,7 @@ inputs_hash="$(
     cd "$here"
     {
         echo "componentize-py $COMPONENTIZE_PY_VERSION format $STAMP_FORMAT"
-        find -L build.sh app.py sandbox_processes.py sandbox_pip.py sandbox_sqlite3.py wit socket-stub/Cargo.toml socket-stub/Cargo.lock socket-stub/src \
+        find -L build.sh sandbox_python3.py sandbox_processes.py sandbox_pip.py sandbox_sqlite3.py wit socket-stub/Cargo.toml socket-stub/Cargo.lock socket-stub/src \
             socket-stub/wit plug/Cargo.toml plug/Cargo.lock plug/src -type f -print0 |
             sort -z | xargs -0 sha256sum
     } | sha256sum | cut -d' ' -f1
@@ -64,19 +64,19 @@ CARGO_TARGET_DIR="$tools_target" cargo build --quiet --release --locked \
 stub="$tools_target/wasm32-wasip2/release/ephemeral_socket_stub.wasm"
 plug="$tools_target/release/ephemeral-python-plug"
 
-# 3. componentize-py runs app.py once (pre-importing the stdlib) and
+# 3. componentize-py runs sandbox_python3.py once (pre-importing the stdlib) and
 # snapshots the interpreter. The staging folder is mounted writable as /0;
-# app.py leaves its module lists and CPython's licence there.
+# sandbox_python3.py leaves its module lists and CPython's licence there.
 stage="$(mktemp -d "$cache/python-build.XXXXXX")"
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/app" "$stage/no-site-packages"
-cp "$here/app.py" "$here/sandbox_processes.py" "$here/sandbox_pip.py" "$here/sandbox_sqlite3.py" "$stage/app/"
+cp "$here/sandbox_python3.py" "$here/sandbox_processes.py" "$here/sandbox_pip.py" "$here/sandbox_sqlite3.py" "$stage/app/"
 touch "$stage/app/build-stage"
 say "componentizing CPython with the standard library pre-imported (about 10-20 s)"
 # VIRTUAL_ENV points at an empty folder so that no host site-packages are
 # mounted into the build.
 (cd "$stage/app" && VIRTUAL_ENV="$stage/no-site-packages" "$venv/bin/componentize-py" \
-    --quiet -d "$here/wit" -w python3 componentize -p . app -o "$stage/python3-raw.wasm") \
+    --quiet -d "$here/wit" -w python3 componentize -p . sandbox_python3 -o "$stage/python3-raw.wasm") \
     2>&1 | grep -v "site-packages directory not found" || true
 [[ -s "$stage/python3-raw.wasm" ]] || { say "componentize-py failed"; exit 1; }
 say "pre-imported $(wc -l < "$stage/app/python3-modules.txt") modules; $(wc -l < "$stage/app/python3-modules-failed.txt") cannot import under WASI"

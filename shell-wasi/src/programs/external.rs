@@ -9,11 +9,21 @@
 use super::Process;
 use crate::host::{Output, ProgramRequest};
 
+/// The scientific python's program name (`runtime/python/scientific/`).
+const SCIENTIFIC_PYTHON: &str = "python3-sci";
+
 pub(crate) fn run(p: &mut Process<'_>, argv: &[String]) -> i32 {
     let Some(invoked) = argv.first() else {
         return 0;
     };
-    let program = invoked.rsplit('/').next().unwrap_or(invoked).to_string();
+    let mut program = invoked.rsplit('/').next().unwrap_or(invoked).to_string();
+    // The scientific python is started by python3 (argv[0] stays
+    // `python3-sci`), which hands it the command line with the bootstrap
+    // that ends a run without tearing down its pre-imported modules and
+    // answers sockets as a machine without a network does.
+    if program == SCIENTIFIC_PYTHON {
+        program = "python3".into();
+    }
     let stdout_mode = p.io.stdout.borrow().host_output();
     let stderr_mode = p.io.stderr.borrow().host_output();
     let capture_stdout = stdout_mode == Output::Capture;

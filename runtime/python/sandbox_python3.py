@@ -553,6 +553,8 @@ def _local_module(name, dirs):
 def _wants_scientific(source, dirs):
     """Whether `source`, or a module of `dirs` it imports, imports a
     scientific package that this python does not have."""
+    if not _scientific_available():
+        return False
     todo, seen = [source], set()
     while todo and len(seen) <= SCAN_LIMIT:
         names = _imported_names(todo.pop())
@@ -581,12 +583,92 @@ def _wants_scientific(source, dirs):
 # traceback. Its WASI build has no name resolution at all (`socket.
 # getaddrinfo` was an AttributeError): once `socket` is imported, names fail
 # and connections are unreachable as on a machine with no network.
+# WASI has no users, so neither python has os.getuid, pwd or grp. The
+# sandbox has one user (uid and gid 1000, `worker`, as `id` and its
+# /etc/passwd say): scripts and tools that ask (pytest's tmp_path,
+# getpass, expanduser, `os.getuid() == 0` checks) get that answer. Run in
+# the small python at build time and in the scientific one at start.
+IDENTITY_CODE = '''
+def _identity():
+    import collections, os, sys, types
+    uid, mask = 1000, [0o022]
+    def umask(new):
+        old, mask[0] = mask[0], new & 0o777
+        return old
+    calls = {"getuid": lambda: uid, "geteuid": lambda: uid, "getgid": lambda: uid,
+             "getegid": lambda: uid, "getgroups": lambda: [uid], "getppid": lambda: 1,
+             "getlogin": lambda: os.environ.get("USER") or "worker",
+             "getpgrp": os.getpid, "umask": umask}
+    for name, call in calls.items():
+        if not hasattr(os, name):
+            setattr(os, name, call)
+    def table(path, width):
+        try:
+            with open(path, encoding="utf-8") as f:
+                rows = [line.rstrip("\\n").split(":") for line in f]
+        except OSError:
+            rows = []
+        return [r for r in rows if len(r) == width]
+    def module(name, kind, fields, path, convert, by_id, by_name, err_id, err_name):
+        entry = collections.namedtuple(kind, fields)
+        def all_():
+            return [entry(*convert(r)) for r in table(path, len(fields))]
+        def get_id(n):
+            for e in all_():
+                if e[2] == n:
+                    return e
+            raise KeyError(err_id % n)
+        def get_name(n):
+            for e in all_():
+                if e[0] == n:
+                    return e
+            raise KeyError(err_name % (n,))
+        m = types.ModuleType(name)
+        setattr(m, kind, entry)
+        setattr(m, by_id, get_id)
+        setattr(m, by_name, get_name)
+        setattr(m, name[:2] == "pw" and "getpwall" or "getgrall", all_)
+        sys.modules.setdefault(name, m)
+    for name in ("pwd", "grp"):
+        try:
+            __import__(name)
+        except ImportError:
+            pass
+        else:
+            return
+    module("pwd", "struct_passwd",
+           ["pw_name", "pw_passwd", "pw_uid", "pw_gid", "pw_gecos", "pw_dir", "pw_shell"],
+           "/etc/passwd", lambda r: [r[0], r[1], int(r[2]), int(r[3])] + r[4:],
+           "getpwuid", "getpwnam", "getpwuid(): uid not found: %d",
+           "getpwnam(): name not found: %r")
+    module("grp", "struct_group", ["gr_name", "gr_passwd", "gr_gid", "gr_mem"],
+           "/etc/group", lambda r: [r[0], r[1], int(r[2]), [m for m in r[3].split(",") if m]],
+           "getgrgid", "getgrnam", "getgrgid(): gid not found: %d",
+           "getgrnam(): name not found: %r")
+'''
+_ns = {}
+exec(IDENTITY_CODE, _ns)
+_ns["_identity"]()
+del _ns
+
+
 HAND_OFF_BOOTSTRAP = """
 import sys, json
 _spec = json.loads(sys.argv[1])
 sys.argv = _spec["argv"]
 sys.path[:0] = _spec["path"]
 sys.path.append(_spec["site"])
+def _reseed():
+    # The build imported numpy, pandas and matplotlib before snapshotting:
+    # what they seeded then would be the same in every sandbox.
+    m = sys.modules
+    if "random" in m:
+        m["random"].seed()
+    if "numpy.random" in m:
+        m["numpy.random"].seed()
+    if "tempfile" in m:
+        m["tempfile"]._name_sequence = None
+_reseed()
 class _SocketHook:
     @classmethod
     def find_spec(cls, name, path=None, target=None):
@@ -621,36 +703,87 @@ class _SocketHook:
             raise OSError(101, "Network is unreachable")
         socket.socket.connect = unreachable
         socket.socket.connect_ex = lambda self, address: 101
-sys.meta_path.insert(0, _SocketHook)
+# A pre-imported interpreter (the scientific one) may have socket loaded
+# already: patch it in place; otherwise patch it when it is first imported.
+if "socket" in sys.modules:
+    _SocketHook.no_network(sys.modules["socket"])
+else:
+    sys.meta_path.insert(0, _SocketHook)
 def _run(spec):
-    import runpy
-    if spec["mode"] == "file":
-        runpy.run_path(spec["target"], run_name="__main__")
-    elif spec["mode"] == "m":
-        runpy.run_module(spec["target"], run_name="__main__", alter_sys=True)
+    # Scripts, modules and code all run in __main__ itself, as python3
+    # runs them: so its namespace is what _finish clears, and a file left
+    # open at the top level is flushed in order as at a real exit.
+    import __main__, linecache, os, runpy
+    g = __main__.__dict__
+    for k in ("json", "_spec", "_run", "_SocketHook", "_reseed", "_exit_status", "_finish",
+              "_main", "_identity"):
+        g.pop(k, None)
+    mode, target = spec["mode"], spec["target"]
+    if mode == "m":
+        runpy._run_module_as_main(target, alter_argv=True)
+        return
+    if mode == "file":
+        with open(target, "rb") as f:
+            code = f.read()
+        if code.startswith(b"PK\\x03\\x04"):
+            runpy.run_path(target, run_name="__main__")
+            return
+        import importlib.machinery
+        name = os.path.abspath(target)
+        g.update(__file__=name, __cached__=None,
+                 __loader__=importlib.machinery.SourceFileLoader("__main__", name))
     else:
-        import __main__, linecache
-        name = "<string>" if spec["mode"] == "c" else "<stdin>"
-        code = spec["target"]
+        name = "<string>" if mode == "c" else "<stdin>"
+        code = target
         linecache.cache[name] = (len(code), None, code.splitlines(True), name)
-        g = __main__.__dict__
-        for k in ("json", "_spec", "_run", "_SocketHook"):
-            g.pop(k, None)
-        exec(compile(code, name, "exec"), g)
-try:
-    _run(_spec)
-except SystemExit:
-    raise
-except BaseException as e:
-    import traceback
-    tb = e.__traceback__
-    ours = ("<module>", "_run", "run_path", "run_module", "_run_module_code", "_run_code")
-    while tb is not None and tb.tb_next is not None and tb.tb_frame.f_code.co_name in ours \
-            and tb.tb_frame.f_code.co_filename in ("<string>", "<frozen runpy>"):
-        tb = tb.tb_next
-    traceback.print_exception(type(e), e, tb)
-    sys.exit(1)
+    exec(compile(code, name, "exec"), g)
+def _exit_status(code):
+    import sys
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    try:
+        sys.stderr.write(str(code) + "\\n")
+    except Exception:
+        pass
+    return 1
+def _finish(status):
+    # What the interpreter's finalization does that a program can see
+    # (atexit, unclosed files flushed, stdio flushed), without tearing
+    # down the ~770 modules the snapshot holds: that alone took 0.4 s.
+    import atexit, gc, os, sys, __main__
+    atexit._run_exitfuncs()
+    __main__.__dict__.clear()
+    gc.collect()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            status = status or 120
+    os._exit(status)
+def _main(spec, run=_run, exit_status=_exit_status, finish=_finish,
+          ours=(sys._getframe().f_code, _run.__code__)):
+    # Everything it calls is bound here: -c code runs in these globals and
+    # the bootstrap's names are taken out of its sight.
+    try:
+        run(spec)
+        status = 0
+    except SystemExit as e:
+        status = exit_status(e.code)
+    except BaseException as e:
+        import sys, traceback
+        tb = e.__traceback__
+        while tb is not None and tb.tb_next is not None and (
+                tb.tb_frame.f_code in ours + (sys._getframe().f_code,)
+                or tb.tb_frame.f_code.co_filename == "<frozen runpy>"):
+            tb = tb.tb_next
+        traceback.print_exception(type(e), e, tb)
+        status = 1
+    finish(status)
+_main(_spec)
 """
+HAND_OFF_BOOTSTRAP = IDENTITY_CODE + "_identity()\n" + HAND_OFF_BOOTSTRAP
 
 
 def _hand_off(argv, mode, target, path, stdin):
@@ -688,14 +821,45 @@ def _scientific_available():
     return os.path.exists("/usr/bin/" + SCIENTIFIC_PROGRAM)
 
 
+def _called_as_scientific(argv):
+    """Whether the shell ran this as `python3-sci` (see the shell's
+    `programs/external.rs`): then every command line goes to it."""
+    return bool(argv) and os.path.basename(argv[0]) == SCIENTIFIC_PROGRAM
+
+
+def _run_scientific_as_is(argv):
+    """python3-sci with this very command line (its -h, -V and usage
+    errors are its own); its status."""
+    cmd = sandbox_processes.process.Command(
+        program=SCIENTIFIC_PROGRAM, args=list(argv), env=sandbox_processes._env_list(None),
+        cwd=os.getcwd(), stdin=sandbox_processes._stdin_rest(),
+        stdout=sandbox_processes.process.OutputMode.INHERIT,
+        stderr=sandbox_processes.process.OutputMode.INHERIT, stderr_to_stdout=False,
+        timeout_ms=None,
+    )
+    try:
+        return sandbox_processes.process.run(cmd).status & 0xFF
+    except sandbox_processes.Err as e:
+        sys.stderr.write("%s: %s\n" % (SCIENTIFIC_PROGRAM, e.value))
+        return 127
+
+
 def _main(argv, env, cwd):
     """Runs the command line; returns the exit status."""
+    forced = _called_as_scientific(argv)
+    if forced and not _scientific_available():
+        sys.stderr.write("%s: command not found\n" % SCIENTIFIC_PROGRAM)
+        return 127
     try:
         opts, mode, target, args = _parse(argv)
     except _Usage as e:
+        if forced:
+            return _run_scientific_as_is(argv)
         sys.stderr.write("%s\nusage: python3 [option] ... [-c cmd | -m mod | file | -] [arg] ...\n"
                          "Try `python -h' for more information.\n" % e)
         return 2
+    if forced and (opts["h"] or opts["V"]):
+        return _run_scientific_as_is(argv)
     if opts["h"]:
         sys.stdout.write(USAGE)
         return 0
@@ -763,14 +927,14 @@ def _main(argv, env, cwd):
                                  % (argv[0] if argv and argv[0] else "python3", filename,
                                     sandbox_processes.linux_errno(e.errno or 0), e.strerror or e))
                 return 2
-            if _scientific_available() and _wants_scientific(source, [d or os.getcwd() for d in path]):
+            if forced or _wants_scientific(source, [d or os.getcwd() for d in path]):
                 return _hand_off(argv, mode, target, path, sandbox_processes._stdin_rest())
             import importlib.machinery
 
             main = _fresh_main(filename, importlib.machinery.SourceFileLoader("__main__", filename))
             _run_code(source, filename, main, optimize)
         elif mode == "c":
-            if _scientific_available() and _wants_scientific(target, [d or os.getcwd() for d in path]):
+            if forced or _wants_scientific(target, [d or os.getcwd() for d in path]):
                 return _hand_off(argv, mode, target, path, sandbox_processes._stdin_rest())
             import linecache
 
@@ -778,7 +942,7 @@ def _main(argv, env, cwd):
             main = _fresh_main()
             _run_code(target, "<string>", main, optimize)
         elif mode == "m":
-            if _scientific_available() and target.split(".")[0] in SCIENTIFIC \
+            if forced or _scientific_available() and target.split(".")[0] in SCIENTIFIC \
                     and _local_module(target.split(".")[0], [d or os.getcwd() for d in path]) is None:
                 return _hand_off(argv, mode, target, path, sandbox_processes._stdin_rest())
             try:
@@ -788,7 +952,7 @@ def _main(argv, env, cwd):
                 return 1
         else:
             source = sys.stdin.buffer.read()
-            if _scientific_available() and _wants_scientific(source, [d or os.getcwd() for d in path]):
+            if forced or _wants_scientific(source, [d or os.getcwd() for d in path]):
                 return _hand_off(argv, mode, source, path, b"")
             import linecache
 
