@@ -90,6 +90,10 @@ pub struct LimitsConfig {
     pub header_read_timeout_seconds: u64,
     /// Seconds a client has to send a request's whole body.
     pub body_read_timeout_seconds: u64,
+    /// Seconds a response may wait on a client that reads nothing (a
+    /// stalled event stream); then the connection is closed and the
+    /// client resumes with `Last-Event-ID`.
+    pub write_stall_seconds: u64,
 }
 
 /// The jailed workers (isolation `jail`).
@@ -258,6 +262,7 @@ impl Default for LimitsConfig {
             connections_per_peer: 1_000,
             header_read_timeout_seconds: 10,
             body_read_timeout_seconds: 30,
+            write_stall_seconds: 60,
         }
     }
 }

@@ -283,6 +283,13 @@ async fn finish(
     // (a provider that echoes its key in an error or an answer).
     let scrubber = edge.broker.scrubber();
     let output = output.map(|o| scrubber.scrub(&o));
+    let (output, output_cut) = match output {
+        Some(o) => {
+            let (o, cut) = capped_output(o);
+            (Some(o), cut)
+        }
+        None => (None, false),
+    };
     let error = error.map(|e| RunError::new(&e.code, scrubber.scrub(&e.message)));
     let (usage, metered) = meter.snapshot();
     let zdr = record.permissions.zero_data_retention;
@@ -306,7 +313,10 @@ async fn finish(
             return;
         }
     };
-    let outcome = outcome_event(&usage, output.as_deref(), error.as_ref());
+    let mut outcome = outcome_event(&usage, output.as_deref(), error.as_ref());
+    if output_cut {
+        outcome["output_truncated"] = json!(MAX_RUN_OUTPUT_BYTES);
+    }
     events.emit(status.event_type(), outcome).await;
     events
         .emit("worker.destroyed", destroyed_event(&settlement))
@@ -315,6 +325,22 @@ async fn finish(
         edge.metrics.run_ended(status, started.elapsed());
     }
     tracing::info!(run_id = %record.id, status = status.as_str(), charged = settlement.charged, "run ended");
+}
+
+/// The most a run's output (its final answer) keeps: the `script` model
+/// answers with everything its commands printed, and a run may make any
+/// number of commands (finding G3). Past it the output is cut, and the
+/// outcome event says `output_truncated` with this figure.
+pub const MAX_RUN_OUTPUT_BYTES: usize = 1 << 20;
+
+/// `output` cut to `MAX_RUN_OUTPUT_BYTES` at a character boundary, and
+/// whether it was.
+fn capped_output(mut output: String) -> (String, bool) {
+    if output.len() <= MAX_RUN_OUTPUT_BYTES {
+        return (output, false);
+    }
+    output.truncate(output.floor_char_boundary(MAX_RUN_OUTPUT_BYTES));
+    (output, true)
 }
 
 /// The data of a run's outcome event (`run.succeeded`, `run.failed`, …):
@@ -380,5 +406,20 @@ fn compute_micros(edge: &Edge, lifetime: Duration) -> i64 {
 async fn wait_true(mut rx: watch::Receiver<bool>) {
     if rx.wait_for(|v| *v).await.is_err() {
         std::future::pending::<()>().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_output_over_the_cap_is_cut_at_a_character() {
+        let (short, cut) = capped_output("ok".into());
+        assert_eq!((short.as_str(), cut), ("ok", false));
+        let long = "é".repeat(MAX_RUN_OUTPUT_BYTES);
+        let (kept, cut) = capped_output(long);
+        assert!(cut);
+        assert!(kept.len() <= MAX_RUN_OUTPUT_BYTES && kept.len() > MAX_RUN_OUTPUT_BYTES - 2);
     }
 }

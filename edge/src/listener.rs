@@ -2,11 +2,17 @@
 //! by hyper with a header timeout a slow client cannot stretch, and closed
 //! gracefully when the server stops. axum's own `serve` sets no timer, so
 //! idle and half-sent connections stayed open forever and a slow-loris
-//! exhausted the server's file descriptors (finding D1).
+//! exhausted the server's file descriptors (finding D1). A connection
+//! whose peer stops reading is closed once its writes have waited
+//! `write_stall`, so a stalled SSE reader gives back what it holds
+//! (finding D2).
 
 use std::collections::HashMap;
+use std::io;
 use std::net::IpAddr;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
@@ -14,6 +20,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
 
 /// A pause after a failed `accept` (out of file descriptors, say), so the
@@ -30,6 +37,8 @@ pub struct ConnectionLimits {
     pub per_peer: usize,
     /// Time to send a request's headers, also idle between two requests.
     pub header_read_timeout: Duration,
+    /// How long a write may wait on a peer that reads nothing.
+    pub write_stall: Duration,
 }
 
 /// Serves `app` on `listener` until `stop` resolves, then closes idle
@@ -77,7 +86,10 @@ pub async fn serve(
                 return;
             }
             let connection = builder
-                .serve_connection_with_upgrades(TokioIo::new(tcp), service)
+                .serve_connection_with_upgrades(
+                    TokioIo::new(StallingWrites::new(tcp, limits.write_stall)),
+                    service,
+                )
                 .into_owned();
             if let Err(e) = watcher.watch(connection).await {
                 tracing::trace!(%peer, error = %e, "connection ended with an error");
@@ -105,6 +117,88 @@ fn builder(limits: ConnectionLimits) -> Builder<TokioExecutor> {
         .keep_alive_interval(H2_KEEP_ALIVE)
         .keep_alive_timeout(limits.header_read_timeout);
     builder
+}
+
+/// A connection whose writes fail once they have waited `limit` on a peer
+/// that reads nothing; then hyper closes it and drops the response it was
+/// sending. Reads are untouched (hyper's own timers watch them).
+struct StallingWrites<T> {
+    io: T,
+    limit: Duration,
+    /// Running while a write waits.
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<T> StallingWrites<T> {
+    fn new(io: T, limit: Duration) -> StallingWrites<T> {
+        StallingWrites {
+            io,
+            limit,
+            stalled: None,
+        }
+    }
+
+    fn watch<R>(&mut self, cx: &mut Context<'_>, poll: Poll<io::Result<R>>) -> Poll<io::Result<R>> {
+        if poll.is_ready() {
+            self.stalled = None;
+            return poll;
+        }
+        let limit = self.limit;
+        let timer = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the peer stopped reading",
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for StallingWrites<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for StallingWrites<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let poll = Pin::new(&mut self.io).poll_write(cx, buf);
+        self.watch(cx, poll)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let poll = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
+        self.watch(cx, poll)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let poll = Pin::new(&mut self.io).poll_flush(cx);
+        self.watch(cx, poll)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let poll = Pin::new(&mut self.io).poll_shutdown(cx);
+        self.watch(cx, poll)
+    }
 }
 
 /// How many connections are open, in all and by peer.
@@ -161,6 +255,7 @@ mod tests {
             total: 3,
             per_peer: 2,
             header_read_timeout: Duration::from_secs(1),
+            write_stall: Duration::from_secs(1),
         };
         let open = Arc::new(OpenConnections::default());
         let (a, b): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
@@ -174,5 +269,20 @@ mod tests {
             open.admit(a, limits).is_some(),
             "a closed one frees its place"
         );
+    }
+
+    /// A peer that reads nothing fails the write once the limit has
+    /// passed, instead of holding it (and what it sends) for ever.
+    #[tokio::test]
+    async fn a_write_nobody_reads_fails_after_the_stall_limit() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (near, mut far) = tokio::io::duplex(64);
+        let mut conn = StallingWrites::new(near, Duration::from_millis(100));
+        conn.write_all(b"fits").await.expect("a write with room");
+        let error = conn.write_all(&[0u8; 4096]).await.unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::TimedOut);
+        let mut got = [0u8; 4];
+        far.read_exact(&mut got).await.expect("what was written");
+        assert_eq!(&got, b"fits");
     }
 }

@@ -343,6 +343,7 @@ impl Server {
             total: limits.connections,
             per_peer: limits.connections_per_peer,
             header_read_timeout: Duration::from_secs(limits.header_read_timeout_seconds.max(1)),
+            write_stall: Duration::from_secs(limits.write_stall_seconds.max(1)),
         };
         let stopping = async move {
             signal.await;

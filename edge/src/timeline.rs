@@ -58,6 +58,17 @@ impl Event {
         }
     }
 
+    /// The event as shown: a stored `run.succeeded` leaves its `output` to
+    /// the run's record (kept once), and gets it back here.
+    pub fn with_output(mut self, output: Option<&str>) -> Event {
+        if self.kind == "run.succeeded"
+            && let (Value::Object(map), Some(output)) = (&mut self.data, output)
+        {
+            map.entry("output").or_insert_with(|| json!(output));
+        }
+        self
+    }
+
     /// As in `GET /v1/runs/{id}`'s timeline.
     pub fn to_json(&self) -> Value {
         json!({"seq": self.seq, "type": self.kind, "data": self.data})
@@ -69,9 +80,11 @@ impl Event {
     }
 }
 
-/// A live run's events and the signal readers wait on.
+/// A live run's events and the signal readers wait on. Readers share the
+/// events (a page is a list of handles), so a reader that does not read
+/// costs its page's handles, never a copy of the timeline (finding D2).
 pub struct LiveTimeline {
-    events: Mutex<Vec<Event>>,
+    events: Mutex<Vec<Arc<Event>>>,
     latest: watch::Sender<i64>,
 }
 
@@ -85,17 +98,17 @@ impl LiveTimeline {
 
     pub fn push(&self, event: Event) {
         let seq = event.seq;
-        self.lock().push(event);
+        self.lock().push(Arc::new(event));
         self.latest.send_replace(seq);
     }
 
     /// Events with a sequence number above `after`.
-    pub fn after(&self, after: i64) -> Vec<Event> {
+    pub fn after(&self, after: i64) -> Vec<Arc<Event>> {
         self.page(after, usize::MAX)
     }
 
     /// At most `limit` events with a sequence number above `after`.
-    pub fn page(&self, after: i64, limit: usize) -> Vec<Event> {
+    pub fn page(&self, after: i64, limit: usize) -> Vec<Arc<Event>> {
         let events = self.lock();
         let start = events.partition_point(|e| e.seq <= after);
         let end = start.saturating_add(limit).min(events.len());
@@ -104,14 +117,14 @@ impl LiveTimeline {
 
     /// The run's last event is in: nothing will follow it.
     pub fn has_ended(&self) -> bool {
-        self.lock().last().is_some_and(Event::is_last)
+        self.lock().last().is_some_and(|e| e.is_last())
     }
 
     pub fn subscribe(&self) -> watch::Receiver<i64> {
         self.latest.subscribe()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Event>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Arc<Event>>> {
         self.events
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -194,5 +207,30 @@ mod tests {
         assert!(!live.has_ended());
         live.push(Event::new(11, "worker.destroyed", 0, json!({})));
         assert!(live.has_ended());
+    }
+
+    #[test]
+    fn readers_share_the_events_they_page() {
+        let live = LiveTimeline::new();
+        live.push(Event::new(
+            1,
+            "shell.output",
+            0,
+            json!({"data": "x".repeat(1000)}),
+        ));
+        let (a, b) = (live.page(0, 8), live.page(0, 8));
+        assert!(Arc::ptr_eq(&a[0], &b[0]));
+    }
+
+    #[test]
+    fn a_stored_outcome_gets_the_records_output_back() {
+        let stored = Event::new(7, "run.succeeded", 0, json!({"model_calls": 1}));
+        let shown = stored.clone().with_output(Some("the answer"));
+        assert_eq!(shown.data["output"], "the answer");
+        let kept = Event::new(7, "run.succeeded", 0, json!({"output": "own"}));
+        assert_eq!(kept.with_output(Some("other")).data["output"], "own");
+        let failed = Event::new(7, "run.failed", 0, json!({}));
+        assert!(failed.with_output(Some("x")).data.get("output").is_none());
+        assert!(stored.with_output(None).data.get("output").is_none());
     }
 }

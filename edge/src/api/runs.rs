@@ -6,11 +6,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::{Body, to_bytes};
+use axum::body::{Body, Bytes, to_bytes};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -284,26 +285,82 @@ pub async fn get_one(
     let result = async {
         let org = organisation(&edge, &headers).await?;
         owned_run(&edge, &org, &id).await?;
-        let (run, events) = consistent_view(&edge, &id).await?;
-        let mut body = run.to_json();
-        body["timeline"] = events
-            .into_iter()
-            .map(|e| crate::timeline::Event::from_stored(e).to_json())
-            .collect::<Vec<_>>()
-            .into();
-        Ok::<_, Problem>(axum::Json(body).into_response())
+        let (run, last) = consistent_view(&edge, &id).await?;
+        Ok::<_, Problem>(run_with_timeline(edge, run, last))
     };
     result.await.unwrap_or_else(IntoResponse::into_response)
 }
 
-/// A run and its timeline as of one moment: a run is settled a moment
-/// before its last two events are written, so a read that lands between
-/// the two is retried briefly rather than showing an ended run with an
-/// unfinished timeline (or the reverse).
-async fn consistent_view(
-    edge: &Edge,
-    id: &str,
-) -> Result<(RunRecord, Vec<crate::store::StoredEvent>), Problem> {
+/// Events of one page of a streamed `GET /v1/runs/{id}`: at most 64 KiB
+/// each, so a read holds a few MiB however large the run (finding G3:
+/// 14 reads of one 240 MB run built 14 bodies and took the server down).
+const GET_PAGE: i64 = 64;
+
+/// The run object with its timeline up to `last`, streamed page by page
+/// from the store rather than built whole in memory.
+fn run_with_timeline(edge: Arc<Edge>, run: RunRecord, last: i64) -> Response {
+    let mut head = run.to_json().to_string();
+    // The object's closing brace makes way for the timeline.
+    head.pop();
+    head.push_str(if head.ends_with('{') {
+        "\"timeline\":["
+    } else {
+        ",\"timeline\":["
+    });
+    let output = run.output.clone();
+    // The state: the last sequence number sent, and whether any was.
+    let pages = futures_util::stream::unfold(Some((0i64, false)), move |state| {
+        let edge = edge.clone();
+        let output = output.clone();
+        let id = run.id.clone();
+        async move {
+            let (after, mut any) = state?;
+            if after >= last {
+                return None;
+            }
+            let page = match edge.store.events_page(&id, after, GET_PAGE).await {
+                Ok(page) => page,
+                Err(e) => {
+                    // The status is sent: all that is left is to cut the
+                    // body, which the client sees as malformed JSON.
+                    tracing::error!(run_id = %id, error = %e, "timeline read failed mid-body");
+                    return Some((Err(std::io::Error::other("timeline read failed")), None));
+                }
+            };
+            let mut text = String::new();
+            let mut next = None;
+            for stored in page.into_iter().take_while(|e| e.seq <= last) {
+                if any {
+                    text.push(',');
+                }
+                any = true;
+                next = Some(stored.seq);
+                let event =
+                    crate::timeline::Event::from_stored(stored).with_output(output.as_deref());
+                text.push_str(&event.to_json().to_string());
+            }
+            // A page with nothing new (a gap in the sequence) ends it.
+            let next = next.filter(|&n| n > after).map(|n| (n, any));
+            Some((Ok(Bytes::from(text)), next))
+        }
+    });
+    let body = futures_util::stream::once(async move { Ok(Bytes::from(head)) })
+        .chain(pages)
+        .chain(futures_util::stream::once(async {
+            Ok(Bytes::from_static(b"]}"))
+        }));
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        Body::from_stream(body),
+    )
+        .into_response()
+}
+
+/// A run and the last sequence number of its timeline as of one moment: a
+/// run is settled a moment before its last two events are written, so a
+/// read that lands between the two is retried briefly rather than showing
+/// an ended run with an unfinished timeline (or the reverse).
+async fn consistent_view(edge: &Edge, id: &str) -> Result<(RunRecord, i64), Problem> {
     const TRIES: usize = 40;
     const PAUSE: std::time::Duration = std::time::Duration::from_millis(25);
     for attempt in 0..TRIES {
@@ -313,14 +370,21 @@ async fn consistent_view(
             .await
             .map_err(|e| Problem::internal(&e))?
             .ok_or_else(Problem::not_found)?;
-        let events = edge
+        let last = edge
             .store
-            .events(id, 0)
+            .last_seq(id)
             .await
             .map_err(|e| Problem::internal(&e))?;
-        let closed = events.last().is_some_and(|e| e.kind == "worker.destroyed");
+        let closed = last > 0
+            && edge
+                .store
+                .events_page(id, last - 1, 1)
+                .await
+                .map_err(|e| Problem::internal(&e))?
+                .first()
+                .is_some_and(|e| e.kind == "worker.destroyed");
         if run.status.is_terminal() == closed || attempt + 1 == TRIES {
-            return Ok((run, events));
+            return Ok((run, last));
         }
         tokio::time::sleep(PAUSE).await;
     }

@@ -21,9 +21,12 @@ use crate::server::Edge;
 use crate::timeline::Event;
 use crate::timestamp::now_ms;
 
-/// The most events a reader holds at once: a reader that does not read
-/// holds one page, never its own copy of a whole timeline (finding D2).
-const PAGE: usize = 256;
+/// The most events a reader takes at once from a live run, as handles
+/// shared with every other reader, and from the store, as its own copies
+/// (at most 64 KiB each): a reader that does not read holds one page,
+/// never its own copy of a whole timeline (finding D2).
+const LIVE_PAGE: usize = 256;
+const STORED_PAGE: i64 = 32;
 /// Reconnect delay suggested to clients.
 const RETRY_HINT: Duration = Duration::from_secs(2);
 /// Comment-line interval on an idle stream.
@@ -47,6 +50,7 @@ pub fn response(edge: Arc<Edge>, run_id: String, after: i64) -> Response {
         last: after,
         queue: VecDeque::new(),
         done: false,
+        output: None,
     };
     let hint = stream::once(async { Ok::<_, Infallible>(SseEvent::default().retry(RETRY_HINT)) });
     let events = stream::unfold(reader, |mut reader| async move {
@@ -69,14 +73,17 @@ struct Reader {
     edge: Arc<Edge>,
     run_id: String,
     last: i64,
-    queue: VecDeque<Event>,
+    queue: VecDeque<Arc<Event>>,
     done: bool,
+    /// The run's output, read from its record when a stored outcome
+    /// (which leaves it to the record) is about to be sent.
+    output: Option<Option<String>>,
     #[allow(dead_code)]
     guard: ReaderGuard,
 }
 
 impl Reader {
-    async fn next(&mut self) -> Option<Event> {
+    async fn next(&mut self) -> Option<Arc<Event>> {
         loop {
             if let Some(event) = self.queue.pop_front() {
                 self.last = event.seq;
@@ -97,7 +104,7 @@ impl Reader {
         if let Some(live) = self.edge.hub.get(&self.run_id) {
             let mut changed = live.subscribe();
             loop {
-                let events = live.page(self.last, PAGE);
+                let events = live.page(self.last, LIVE_PAGE);
                 if !events.is_empty() {
                     self.queue.extend(events);
                     return true;
@@ -120,7 +127,7 @@ impl Reader {
             let stored = match self
                 .edge
                 .store
-                .events_page(&self.run_id, self.last, PAGE as i64)
+                .events_page(&self.run_id, self.last, STORED_PAGE)
                 .await
             {
                 Ok(events) => events,
@@ -130,8 +137,10 @@ impl Reader {
                 }
             };
             if !stored.is_empty() {
-                self.queue
-                    .extend(stored.into_iter().map(Event::from_stored));
+                for event in stored {
+                    let event = self.shown(Event::from_stored(event)).await;
+                    self.queue.push_back(Arc::new(event));
+                }
                 return true;
             }
             if self.finished_without_more().await {
@@ -142,6 +151,18 @@ impl Reader {
             }
             wait_for_store(&mut woken).await;
         }
+    }
+
+    /// A stored event as readers see it: the outcome with the run's output.
+    async fn shown(&mut self, event: Event) -> Event {
+        if event.kind != "run.succeeded" {
+            return event;
+        }
+        if self.output.is_none() {
+            let record = self.edge.store.run(&self.run_id).await;
+            self.output = Some(record.ok().flatten().and_then(|r| r.output));
+        }
+        event.with_output(self.output.as_ref().and_then(|o| o.as_deref()))
     }
 
     /// The run has ended and its last event is behind the reader.

@@ -8,15 +8,17 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
 use crate::broker::Scrubber;
 use crate::store::Store;
 use crate::timeline::{Event, LiveTimeline};
 
-/// Events a zero-data-retention run may store: billing figures and status.
-const ZDR_STORED: &[&str] = &[
+/// The events that carry a run's status and billing: all a
+/// zero-data-retention run may store, and all a run whose timeline is full
+/// still stores.
+const STATUS_AND_BILLING: &[&str] = &[
     "budget.reserved",
     "vm.ready",
     "worker.started",
@@ -36,6 +38,11 @@ const ZDR_STORED: &[&str] = &[
 /// byte at a time stored 240 MB, and reading it back took the server down).
 /// The command's own output cap and `shell.exit`'s `truncated` still apply.
 pub const MAX_OUTPUT_EVENT_BYTES: usize = 16 << 20;
+/// The most a run's whole timeline holds, counted the same way. Past it,
+/// only status and billing events are kept, after one more
+/// `timeline.truncated` event: a run that makes command after command
+/// (each within the output cap) cannot grow its record without bound.
+pub const MAX_TIMELINE_BYTES: usize = 32 << 20;
 /// What one stored event costs besides its data (sequence, type, keys).
 const EVENT_FRAMING_BYTES: usize = 64;
 
@@ -56,12 +63,15 @@ struct Inner {
     scrubber: Arc<Scrubber>,
 }
 
-/// The timeline so far: the next sequence number and what its output
-/// events weigh.
+/// The timeline so far: the next sequence number and what its events weigh.
 struct Tally {
     next_seq: i64,
     output_bytes: usize,
-    truncated: bool,
+    total_bytes: usize,
+    /// Output events are dropped.
+    output_full: bool,
+    /// Everything but status and billing is dropped.
+    full: bool,
 }
 
 impl RunEvents {
@@ -84,7 +94,9 @@ impl RunEvents {
                 tally: Mutex::new(Tally {
                     next_seq: first_seq,
                     output_bytes: 0,
-                    truncated: false,
+                    total_bytes: 0,
+                    output_full: false,
+                    full: false,
                 }),
                 scrubber,
             }),
@@ -100,22 +112,26 @@ impl RunEvents {
     pub async fn emit(&self, kind: &str, mut fields: Value) {
         self.inner.scrubber.scrub_json(&mut fields);
         let mut tally = self.inner.tally.lock().await;
+        let vital = STATUS_AND_BILLING.contains(&kind);
+        if (tally.full && !vital) || (tally.output_full && kind == "shell.output") {
+            return;
+        }
+        let size = fields.to_string().len() + EVENT_FRAMING_BYTES;
+        if kind == "shell.output" && tally.output_bytes + size > MAX_OUTPUT_EVENT_BYTES {
+            tally.output_full = true;
+            let marker = json!({"limit_bytes": MAX_OUTPUT_EVENT_BYTES, "dropped": "shell.output"});
+            return self.append(&mut tally, "timeline.truncated", marker).await;
+        }
+        if !vital && tally.total_bytes + size > MAX_TIMELINE_BYTES {
+            tally.full = true;
+            let marker =
+                json!({"limit_bytes": MAX_TIMELINE_BYTES, "dropped": "all but status and billing"});
+            return self.append(&mut tally, "timeline.truncated", marker).await;
+        }
         if kind == "shell.output" {
-            if tally.truncated {
-                return;
-            }
-            let size = fields.to_string().len() + EVENT_FRAMING_BYTES;
-            if tally.output_bytes + size > MAX_OUTPUT_EVENT_BYTES {
-                tally.truncated = true;
-                let marker = serde_json::json!({
-                    "limit_bytes": MAX_OUTPUT_EVENT_BYTES,
-                    "dropped": "shell.output",
-                });
-                self.append(&mut tally, "timeline.truncated", marker).await;
-                return;
-            }
             tally.output_bytes += size;
         }
+        tally.total_bytes += size;
         self.append(&mut tally, kind, fields).await;
     }
 
@@ -134,15 +150,18 @@ impl RunEvents {
         inner.live.push(event);
     }
 
+    /// The stored form of `event`: none for content under zero data
+    /// retention, and the outcome without `output`, which the run's
+    /// record holds (stored once: `Event::with_output` puts it back).
     fn storable(&self, event: &Event) -> Option<Event> {
-        if !self.inner.zero_data_retention {
-            return Some(event.clone());
-        }
-        if !ZDR_STORED.contains(&event.kind.as_str()) {
+        let zdr = self.inner.zero_data_retention;
+        if zdr && !STATUS_AND_BILLING.contains(&event.kind.as_str()) {
             return None;
         }
         let mut event = event.clone();
-        if let Value::Object(map) = &mut event.data {
+        if (zdr || event.kind == "run.succeeded")
+            && let Value::Object(map) = &mut event.data
+        {
             map.remove("output");
         }
         Some(event)
@@ -159,15 +178,7 @@ mod tests {
     /// events stop at the cap after one marker, everything else goes on.
     #[tokio::test]
     async fn output_events_stop_at_the_cap_with_a_marker() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Arc::new(
-            Store::open(None, &dir.path().join("runs.db"))
-                .await
-                .expect("store"),
-        );
-        let live = Hub::default().open("run_x");
-        let scrubber = Arc::new(Scrubber::new());
-        let events = RunEvents::new("run_x", 0, false, store.clone(), live.clone(), 1, scrubber);
+        let (_dir, store, live, events) = events_for(false).await;
         let chunk = "x".repeat(64 << 10);
         let floods = MAX_OUTPUT_EVENT_BYTES / chunk.len() + 10;
         for _ in 0..floods {
@@ -188,5 +199,60 @@ mod tests {
         let seqs: Vec<i64> = stored.iter().map(|e| e.seq).collect();
         assert_eq!(seqs, (1..=stored.len() as i64).collect::<Vec<_>>());
         assert_eq!(live.after(0).len(), stored.len());
+    }
+
+    async fn events_for(
+        zdr: bool,
+    ) -> (tempfile::TempDir, Arc<Store>, Arc<LiveTimeline>, RunEvents) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Arc::new(
+            Store::open(None, &dir.path().join("runs.db"))
+                .await
+                .expect("store"),
+        );
+        let live = Hub::default().open("run_x");
+        let scrubber = Arc::new(Scrubber::new());
+        let events = RunEvents::new("run_x", 0, zdr, store.clone(), live.clone(), 1, scrubber);
+        (dir, store, live, events)
+    }
+
+    /// Command after command, each small, still ends at the timeline's
+    /// cap; status and billing events are kept past it.
+    #[tokio::test]
+    async fn the_whole_timeline_stops_at_its_cap_but_keeps_status_and_billing() {
+        let (_dir, store, _live, events) = events_for(false).await;
+        let command = "x".repeat(32 << 10);
+        let n = MAX_TIMELINE_BYTES / command.len() + 10;
+        for i in 0..n {
+            let call = format!("call_{i}");
+            events
+                .emit(
+                    "shell.command",
+                    json!({"call_id": call, "command": command}),
+                )
+                .await;
+        }
+        events
+            .emit("run.succeeded", json!({"model_calls": 0, "output": "done"}))
+            .await;
+        events
+            .emit("worker.destroyed", json!({"charged_micros": 1}))
+            .await;
+        let stored = store.events("run_x", 0).await.expect("events");
+        let kinds: Vec<&str> = stored.iter().map(|e| e.kind.as_str()).collect();
+        let commands = kinds.iter().filter(|k| **k == "shell.command").count();
+        assert!(commands < n, "{commands} of {n} stored");
+        assert_eq!(
+            &kinds[commands..],
+            ["timeline.truncated", "run.succeeded", "worker.destroyed"]
+        );
+        let bytes: usize = stored.iter().map(|e| e.data.len()).sum();
+        assert!(bytes <= MAX_TIMELINE_BYTES + 4096, "{bytes}");
+        // The output is the record's to keep, not the event's.
+        assert!(
+            !stored[commands + 1].data.contains("done"),
+            "{:?}",
+            stored[commands + 1]
+        );
     }
 }
