@@ -195,7 +195,7 @@ pub fn checked_url(conn: &ConnectionConfig, method: &str, path: &str) -> Result<
 }
 
 /// `*` matches one non-empty segment; a final `**` matches the rest.
-fn path_matches(pattern: &str, path: &str) -> bool {
+pub fn path_matches(pattern: &str, path: &str) -> bool {
     let pat: Vec<&str> = pattern.trim_start_matches('/').split('/').collect();
     let got: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     for (i, p) in pat.iter().enumerate() {

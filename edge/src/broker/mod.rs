@@ -13,7 +13,10 @@ mod web;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use connection::{ConnectionCall, allowed as connection_allows, checked_url};
+pub use connection::{
+    ConnectionCall, allowed as connection_allows, checked_url,
+    path_matches as connection_path_matches,
+};
 pub use scrub::Scrubber;
 pub use ssrf::is_public;
 

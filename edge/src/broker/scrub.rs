@@ -231,6 +231,60 @@ mod tests {
         }
     }
 
+    /// A bounded property test (the fuzz target `edge/fuzz` goes further):
+    /// random secrets in random text, sent in each form an echoing
+    /// upstream produces; what comes out never holds the form sent, and a
+    /// base64 text decoded again never holds the secret.
+    #[test]
+    fn no_form_of_a_secret_survives_random_text() {
+        use rand::{Rng, SeedableRng};
+        let alphabet: Vec<char> = "abcXYZ019-_+/=:;@%. \"\\\n\té€".chars().collect();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let mut text_of = |rng: &mut rand::rngs::StdRng, len: usize| -> String {
+            (0..len)
+                .map(|_| alphabet[rng.random_range(0..alphabet.len())])
+                .collect()
+        };
+        for _ in 0..3_000 {
+            let secret = text_of(&mut rng, rng.random_range(8..40));
+            let s = Scrubber::new();
+            s.add(&secret);
+            let secret = secret.trim().to_string();
+            let before = text_of(&mut rng, rng.random_range(0..20));
+            let after = text_of(&mut rng, rng.random_range(0..20));
+            let whole = format!("{before}{secret}{after}");
+            let forms = [
+                (whole.clone(), secret.clone()),
+                (
+                    format!("{before}{}{after}", url_encoded(&secret, false, false)),
+                    url_encoded(&secret, false, false),
+                ),
+                (
+                    serde_json::to_string(&whole).unwrap(),
+                    serde_json::to_string(&secret)
+                        .unwrap()
+                        .trim_matches('"')
+                        .to_string(),
+                ),
+                (
+                    format!("{before}{}{after}", hex::encode(&secret)),
+                    hex::encode(&secret),
+                ),
+            ];
+            for (sent, form) in forms {
+                let clean = s.scrub(&sent);
+                assert!(!clean.contains(&form), "{secret:?} in {sent:?}: {clean:?}");
+            }
+            for encoded in [STANDARD.encode(&whole), URL_SAFE_NO_PAD.encode(&whole)] {
+                let clean = s.scrub(&encoded);
+                assert!(
+                    clean.contains(REDACTED),
+                    "{secret:?} in {whole:?}: {clean:?}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn json_values_are_scrubbed_everywhere_and_short_values_ignored() {
         let s = scrubber();
