@@ -83,12 +83,15 @@ impl Assets {
         }
         let guest_cache = Path::new(CACHE).join("guest-cache");
         let programs = runtime.programs_dir();
-        let entries = precompile_for_target(&RuntimeConfig {
-            cache_dir: Some(guest_cache.clone()),
-            programs_dir: Some(programs.clone()),
-            portable_target: Some(GUEST_TARGET.into()),
-            ..RuntimeConfig::default()
-        })
+        let entries = precompile_for_target(
+            &RuntimeConfig {
+                cache_dir: Some(guest_cache.clone()),
+                programs_dir: Some(programs.clone()),
+                portable_target: Some(GUEST_TARGET.into()),
+                ..RuntimeConfig::default()
+            },
+            true,
+        )
         .map_err(|e| format!("cannot precompile the guest's components: {e}"))?;
         Ok(Assets {
             vmm,

@@ -5,6 +5,15 @@
 //! an upgraded engine simply misses. Each file ends with a BLAKE3 checksum of
 //! its body: a truncated or corrupted entry is detected before wasmtime ever
 //! sees it, then deleted and rebuilt rather than trusted.
+//!
+//! Naming an entry means hashing the component, and checking it means
+//! reading it whole: for the scientific python that is 150 MB and 320 MB,
+//! every time a new worker process or microVM first runs it. So whoever
+//! compiles or checks a program's entry (the server before it starts its
+//! workers, the host before it boots a microVM template) writes it down in
+//! the cache's index, `programs.index`: the program's file (by name, length
+//! and modification second) and its checked entry. A process that finds its
+//! program there maps the entry at once (see [`ComponentCache::indexed`]).
 
 use std::fs;
 use std::hash::{Hash, Hasher};
@@ -17,6 +26,8 @@ use wasmtime::component::Component;
 use crate::Error;
 
 const CHECKSUM_LEN: usize = 32;
+/// The index of programs' checked entries (see the module docs).
+const INDEX: &str = "programs.index";
 
 /// How a component was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,6 +128,56 @@ impl ComponentCache {
     /// and the others wait for it: the scientific python takes a minute and
     /// two GiB to compile. `None` (no lock, compile anyway) where the cache
     /// folder is read-only.
+    /// The checked entry of program `name` whose component is the file
+    /// `wasm`, if the index has one for that file as it is now (same
+    /// length, same modification second) and the entry is there.
+    pub fn indexed(&self, name: &str, wasm: &Path) -> Option<PathBuf> {
+        let stamp = FileStamp::of(wasm)?;
+        let index = fs::read_to_string(self.dir.join(INDEX)).ok()?;
+        let entry = index.lines().find_map(|line| {
+            let words: Vec<&str> = line.split(' ').collect();
+            let [program, len, mtime, file] = words.as_slice() else {
+                return None;
+            };
+            let fresh = *program == name
+                && len.parse() == Ok(stamp.len)
+                && mtime.parse() == Ok(stamp.mtime);
+            // An entry is a file name of this folder, nothing else.
+            (fresh && !file.contains('/') && file.ends_with(".cwasm")).then(|| self.dir.join(file))
+        })?;
+        entry.is_file().then_some(entry)
+    }
+
+    /// Writes down in the index that `entry` (checked or just compiled) is
+    /// program `name`'s for the file `wasm` as it is now.
+    pub fn record(&self, name: &str, wasm: &Path, entry: &Path) -> std::io::Result<()> {
+        let stamp = FileStamp::of(wasm)
+            .ok_or_else(|| std::io::Error::other(format!("{}: no such file", wasm.display())))?;
+        let file = entry
+            .file_name()
+            .and_then(|f| f.to_str())
+            .filter(|f| !f.contains(' '))
+            .ok_or_else(|| std::io::Error::other("an entry's name"))?;
+        let path = self.dir.join(INDEX);
+        let _lock = self.compile_lock(&path);
+        let old = fs::read_to_string(&path).unwrap_or_default();
+        let mut lines: Vec<&str> = old
+            .lines()
+            .filter(|l| l.split(' ').next() != Some(name))
+            .collect();
+        let line = format!("{name} {} {} {file}", stamp.len, stamp.mtime);
+        lines.push(&line);
+        let mut tmp = tempfile::NamedTempFile::new_in(&self.dir)?;
+        for line in lines {
+            writeln!(tmp, "{line}")?;
+        }
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(fs::Permissions::from_mode(0o644))?;
+        tmp.persist(&path).map_err(|e| e.error)?;
+        Ok(())
+    }
+
     fn compile_lock(&self, entry: &Path) -> Option<fs::File> {
         fs::create_dir_all(&self.dir).ok()?;
         let file = fs::OpenOptions::new()
@@ -168,6 +229,24 @@ impl ComponentCache {
 
 /// Feeds `Hash` output into BLAKE3, so the key is stable across processes
 /// (unlike `DefaultHasher`'s).
+/// What the index knows a program's file by: its length and the second it
+/// was last modified (all a disk image keeps of the time).
+struct FileStamp {
+    len: u64,
+    mtime: i64,
+}
+
+impl FileStamp {
+    fn of(path: &Path) -> Option<FileStamp> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = fs::metadata(path).ok()?;
+        Some(FileStamp {
+            len: meta.len(),
+            mtime: meta.mtime(),
+        })
+    }
+}
+
 struct KeyHasher(blake3::Hasher);
 
 impl Hasher for KeyHasher {

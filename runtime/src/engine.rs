@@ -9,7 +9,7 @@
 //! instantiation does no linking work.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
@@ -232,6 +232,9 @@ impl Runtime {
     pub fn warm_cache(&self) -> Result<Vec<String>, Error> {
         let mut compiled = Vec::new();
         for (name, slot) in self.programs.iter().filter(|(n, s)| *n == s.name()) {
+            if self.cache.indexed(name, &slot.path).is_some() {
+                continue;
+            }
             let wasm = std::fs::read(&slot.path).map_err(|e| {
                 Error::Component(name.clone(), format!("{}: {e}", slot.path.display()))
             })?;
@@ -240,10 +243,13 @@ impl Runtime {
                 // Entries from before workers existed were private to us.
                 use std::os::unix::fs::PermissionsExt;
                 let _ = std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o644));
-            } else {
-                self.cache.load_or_compile(&self.engine, name, &wasm)?;
+            }
+            // Loaded (compiled if need be) and so checked before indexed.
+            let (_, outcome) = self.cache.load_or_compile(&self.engine, name, &wasm)?;
+            if outcome != CacheOutcome::Hit {
                 compiled.push(name.clone());
             }
+            record(&self.cache, name, &slot.path, &entry);
         }
         Ok(compiled)
     }
@@ -275,12 +281,8 @@ impl Runtime {
             .ok_or_else(|| Error::Component(name.to_owned(), "no such program".into()))?;
         slot.loaded
             .get_or_init(|| {
-                let wasm = std::fs::read(&slot.path)
-                    .map_err(|e| format!("{}: {e}", slot.path.display()))?;
                 // Aliases (`python` → python3.wasm) share one cache entry.
-                let mut program = self
-                    .load_program(slot.name(), &wasm)
-                    .map_err(|e| e.to_string())?;
+                let mut program = self.load_slot(slot).map_err(|e| e.to_string())?;
                 if let Some(preopens) = self.program_preopens.get().and_then(|p| p.get(slot.name()))
                 {
                     program.preopens = preopens.clone();
@@ -289,6 +291,26 @@ impl Runtime {
             })
             .clone()
             .map_err(|e| Error::Component(name.to_owned(), e))
+    }
+}
+
+impl Runtime {
+    /// A program's component: its indexed entry mapped as it is, else the
+    /// long way (read, hash, look up or compile, check).
+    fn load_slot(&self, slot: &ProgramSlot) -> Result<Program, Error> {
+        let name = slot.name();
+        if let Some(entry) = self.cache.indexed(name, &slot.path) {
+            // SAFETY: the entry was compiled by this cache's engine settings
+            // and checked when it was indexed; wasmtime checks its header.
+            match unsafe { Component::deserialize_file(&self.engine, &entry) } {
+                Ok(component) => return prelink(&self.linker, name, &component),
+                Err(e) => tracing::warn!(program = name, error = %e, "indexed entry refused"),
+            }
+        }
+        let wasm = std::fs::read(&slot.path).map_err(|e| {
+            Error::Component(name.to_owned(), format!("{}: {e}", slot.path.display()))
+        })?;
+        self.load_program(name, &wasm)
     }
 }
 
@@ -409,8 +431,14 @@ fn engine_config(config: &RuntimeConfig) -> Config {
 
 /// Precompiles the shell and every program in `config`'s programs folder
 /// into its cache for `config.portable_target`, without running anything
-/// (the target may not be this machine's). Returns the cache entries.
-pub fn precompile_for_target(config: &RuntimeConfig) -> Result<Vec<PathBuf>, Error> {
+/// (the target may not be this machine's), and indexes each program's
+/// entry (see `component_cache`). Programs with read-only files of their
+/// own are included only `with_roots` (a microVM carries them on its
+/// disk). Returns the cache entries.
+pub fn precompile_for_target(
+    config: &RuntimeConfig,
+    with_roots: bool,
+) -> Result<Vec<PathBuf>, Error> {
     let engine =
         Engine::new(&engine_config(config)).map_err(|e| Error::Engine(format!("{e:#}")))?;
     let cache = ComponentCache::new(config.cache_dir.clone().unwrap_or_else(default_cache_dir));
@@ -419,17 +447,32 @@ pub fn precompile_for_target(config: &RuntimeConfig) -> Result<Vec<PathBuf>, Err
         .programs_dir
         .clone()
         .unwrap_or_else(default_programs_dir);
-    // A program with read-only files of its own is not carried into a
-    // microVM yet: its folders would not be in the guest.
-    for (name, slot) in find_programs_where(programs, false)
+    for (name, slot) in find_programs_where(programs, with_roots)
         .into_iter()
         .filter(|(n, s)| n == s.name())
     {
-        let wasm = std::fs::read(&slot.path)
-            .map_err(|e| Error::Component(name.clone(), format!("{}: {e}", slot.path.display())))?;
-        entries.push(cache.ensure_compiled(&engine, &name, &wasm)?);
+        let entry = match cache.indexed(&name, &slot.path) {
+            Some(entry) => entry,
+            None => {
+                let wasm = std::fs::read(&slot.path).map_err(|e| {
+                    Error::Component(name.clone(), format!("{}: {e}", slot.path.display()))
+                })?;
+                let entry = cache.ensure_compiled(&engine, &name, &wasm)?;
+                record(&cache, &name, &slot.path, &entry);
+                entry
+            }
+        };
+        entries.push(entry);
     }
     Ok(entries)
+}
+
+/// Writes a checked entry down in the cache's index; a cache that cannot
+/// be written to only costs the next process the long way.
+fn record(cache: &ComponentCache, name: &str, wasm: &Path, entry: &Path) {
+    if let Err(e) = cache.record(name, wasm, entry) {
+        tracing::debug!(program = name, error = %e, "cannot index the entry");
+    }
 }
 
 /// Every capability a sandboxed component may import, and nothing else:

@@ -40,11 +40,17 @@ fn main() {
     if echo > 0 {
         cmdline = format!("{} ephemeral.echo={echo}", cmdline_with_channel(&cmdline));
     }
+    // `EPHEMERAL_DISK=IMAGE`: a read-only disk the guest init reads back.
+    let disk = std::env::var_os("EPHEMERAL_DISK").map(std::path::PathBuf::from);
+    if disk.is_some() {
+        cmdline.push_str(" ephemeral.disk=1");
+    }
     let guest = LinuxGuest {
         kernel: kernel.into(),
         initramfs,
         cmdline,
         memory_mib: 256,
+        disk,
     };
     let (tx, rx) = mpsc::channel::<Vec<u8>>();
     // The guest says "R" once its end is open; then the bytes go.

@@ -77,7 +77,13 @@ fn main() {
         programs_dir: programs.into(),
         memory_mib: microvm::DEFAULT_MEMORY_MIB,
     }
-    .guest()
+    // `EPHEMERAL_GUEST_DISK=PATH`: programs with files of their own (the
+    // scientific python) go on a read-only disk made there.
+    .guest(
+        std::env::var_os("EPHEMERAL_GUEST_DISK")
+            .as_deref()
+            .map(std::path::Path::new),
+    )
     .expect("the guest");
     let kvm = Kvm::open().expect("/dev/kvm");
     let started = Instant::now();
@@ -342,10 +348,16 @@ fn receive(from: &mut impl Read) -> Option<FromWorker> {
 /// Start → each Exec (output as it comes, then its exit) → Destroy. True
 /// when all went as the protocol says.
 fn drive(guest: &Guest, mut from: impl Read, commands: &[String], run_id: &str) -> bool {
+    // `EPHEMERAL_COMMAND_TIMEOUT_S`: each command's limit (60 s), for the
+    // lab's slow first touches of a big program.
+    let command_ms = std::env::var("EPHEMERAL_COMMAND_TIMEOUT_S")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .map_or(60_000, |s| s * 1000);
     let limits = WireLimits {
-        command_timeout_ms: 60_000,
-        sandbox_timeout_ms: 300_000,
-        memory_bytes: 256 << 20,
+        command_timeout_ms: command_ms,
+        sandbox_timeout_ms: command_ms * 5,
+        memory_bytes: 512 << 20,
         output_bytes: 1 << 20,
         disk_bytes: 16 << 20,
         disk_files: 1000,
@@ -368,7 +380,7 @@ fn drive(guest: &Guest, mut from: impl Read, commands: &[String], run_id: &str) 
             &ToWorker::Exec {
                 id: i as u32 + 1,
                 command: command.clone(),
-                timeout_ms: 60_000,
+                timeout_ms: command_ms,
             },
         );
         loop {

@@ -16,7 +16,7 @@ fn main() {
         portable_target: Some("x86_64-unknown-linux-musl".into()),
         ..RuntimeConfig::default()
     };
-    match precompile_for_target(&config) {
+    match precompile_for_target(&config, false) {
         Ok(entries) => {
             for e in entries {
                 println!("{}", e.display());

@@ -14,6 +14,7 @@ const CONSOLE_MINOR: u32 = 1;
 const S_IFDIR: u32 = 0o040_000;
 const S_IFREG: u32 = 0o100_000;
 const S_IFCHR: u32 = 0o020_000;
+const S_IFLNK: u32 = 0o120_000;
 
 /// One entry of the archive.
 #[derive(Debug, Clone)]
@@ -25,6 +26,14 @@ pub enum Entry {
         path: String,
         mode: u32,
         data: Vec<u8>,
+        /// Modification time, seconds since the epoch: a copied file keeps
+        /// its own (what a component cache's index knows it by).
+        mtime: u32,
+    },
+    /// A symbolic link at `path` to `target`.
+    Symlink {
+        path: String,
+        target: String,
     },
 }
 
@@ -42,6 +51,7 @@ pub fn build(init: &[u8], files: &[Entry]) -> io::Result<Vec<u8>> {
             path: "init".into(),
             mode: 0o755,
             data: init.to_vec(),
+            mtime: 0,
         },
     ];
     entries.extend_from_slice(files);
@@ -70,18 +80,45 @@ fn write_entry(out: Vec<u8>, entry: &Entry, ino: u32) -> io::Result<Vec<u8>> {
             .nlink(2)
             .write(out, 0)
             .finish(),
-        Entry::File { path, mode, data } => {
+        Entry::File {
+            path,
+            mode,
+            data,
+            mtime,
+        } => {
             let len = u32::try_from(data.len())
                 .map_err(|_| io::Error::other(format!("{path} is too big for a cpio archive")))?;
             let mut w = Builder::new(path)
                 .ino(ino)
                 .mode(S_IFREG | mode)
                 .nlink(1)
+                .mtime(*mtime)
                 .write(out, len);
             w.write_all(data)?;
             w.finish()
         }
+        Entry::Symlink { path, target } => {
+            let len = u32::try_from(target.len())
+                .map_err(|_| io::Error::other(format!("{path}: link too long")))?;
+            let mut w = Builder::new(path)
+                .ino(ino)
+                .mode(S_IFLNK | 0o777)
+                .nlink(1)
+                .write(out, len);
+            w.write_all(target.as_bytes())?;
+            w.finish()
+        }
     }
+}
+
+/// When `path` was last modified, in whole seconds (0 if unknown): what
+/// an archive keeps of a copied file's time.
+pub fn mtime_seconds(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path)
+        .ok()
+        .and_then(|m| u32::try_from(m.mtime()).ok())
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -90,7 +127,11 @@ mod tests {
 
     #[test]
     fn the_archive_holds_init_and_the_console() {
-        let archive = build(b"\x7fELF...", &[]).unwrap();
+        let link = Entry::Symlink {
+            path: "link".into(),
+            target: "/disk/x".into(),
+        };
+        let archive = build(b"\x7fELF...", &[link]).unwrap();
         let mut names = Vec::new();
         let mut rest: &[u8] = &archive;
         loop {
@@ -102,6 +143,7 @@ mod tests {
             rest = reader.finish().unwrap();
         }
         assert!(names.contains(&("init".to_string(), S_IFREG | 0o755)));
+        assert!(names.contains(&("link".to_string(), S_IFLNK | 0o777)));
         assert!(names.contains(&("dev/console".to_string(), S_IFCHR | 0o600)));
         assert_eq!(archive.len() % 4, 0);
     }

@@ -22,13 +22,14 @@ use ephemeral_jail::{JailError, JailPlan};
 const KVMIO: u64 = 0xAE;
 
 /// The VMM's seccomp allow-list: the jail's [`BASE`] (bytes on
-/// descriptors it holds, memory, threads, time) and `ioctl` only for KVM's
+/// descriptors it holds, memory, threads, time), `pread64` (the read-only
+/// disk's image, opened before the jail) and `ioctl` only for KVM's
 /// ioctls — no `open`, no socket, no `execve`, nothing else.
 ///
 /// [`BASE`]: ephemeral_jail::seccomp::BASE
 pub fn allow_list() -> Result<AllowList, JailError> {
     AllowList::new(
-        &[],
+        &[libc::SYS_pread64],
         vec![(libc::SYS_ioctl, vec![masked_eq(1, 0xFF00, KVMIO << 8)?])],
     )
 }

@@ -12,18 +12,20 @@
 //! initramfs we generate ([`initramfs`]), and snapshots of it; the guest's
 //! one channel, a virtio-mmio console ([`devices::virtio`]); a run's
 //! microVM ([`microvm`]: the worker as the guest's init, the template,
-//! serving one run over a stream) and the VMM process's jail ([`jail`]).
+//! serving one run over a stream), its read-only virtio disk of what VMs
+//! share ([`disk_image`]) and the VMM process's jail ([`jail`]).
 //! Binaries: `ephemeral-vmm` (the VMM process the server spawns),
 //! `ephemeral-guest-init` (a test init), `ephemeral-lab` (the lab that runs
 //! all of it on an emulated AMD SVM, `vm-fallback/lab`).
 //!
-//! Not here: more than one vCPU, devices other than the console.
+//! Not here: more than one vCPU, writable disks, network devices.
 
 #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
 compile_error!("ephemeral-vm supports only Linux on x86-64");
 
 pub mod arch;
 pub mod devices;
+pub mod disk_image;
 pub mod exit;
 pub mod initramfs;
 pub mod jail;

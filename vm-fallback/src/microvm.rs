@@ -49,6 +49,8 @@ pub enum MicrovmError {
     },
     #[error("the guest's initramfs: {0}")]
     Initramfs(String),
+    #[error("the guest's disk: {0}")]
+    Disk(String),
     #[error("the template guest did not get ready: {0}")]
     NotReady(String),
     #[error("the client's stream: {0}")]
@@ -71,35 +73,23 @@ pub struct WorkerGuest {
 
 impl WorkerGuest {
     /// The bootable guest: `/init` is the worker, `/cache` and `/programs`
-    /// what it loads.
-    pub fn guest(&self) -> Result<LinuxGuest, MicrovmError> {
-        let read = |path: &Path| {
-            std::fs::read(path).map_err(|source| MicrovmError::Read {
-                path: path.to_path_buf(),
-                source,
-            })
-        };
-        let mut files = Vec::new();
-        for (dir, into) in [(&self.cache_dir, "cache"), (&self.programs_dir, "programs")] {
-            files.push(Entry::Dir { path: into.into() });
-            let entries = std::fs::read_dir(dir).map_err(|source| MicrovmError::Read {
-                path: dir.clone(),
-                source,
-            })?;
-            for entry in entries.flatten() {
-                if entry.path().is_file() && !has_own_root(&entry.path()) {
-                    let name = entry.file_name().to_string_lossy().into_owned();
-                    files.push(Entry::File {
-                        path: format!("{into}/{name}"),
-                        mode: 0o644,
-                        data: read(&entry.path())?,
-                    });
-                }
+    /// what it loads. Programs with read-only files of their own (the
+    /// scientific python) and their compiled entries go on a read-only
+    /// disk made at `disk` (`/dev/vda`, mounted at [`DISK_MOUNT`] by the
+    /// worker), linked from `/programs` and `/cache`; without `disk` they
+    /// are left out.
+    pub fn guest(&self, disk: Option<&Path>) -> Result<LinuxGuest, MicrovmError> {
+        let layout = Layout::of(self, disk.is_some())?;
+        let disk = match disk {
+            Some(path) if !layout.on_disk.is_empty() => {
+                layout.make_disk(path)?;
+                Some(path.to_path_buf())
             }
-        }
+            _ => None,
+        };
         let init = read(&self.worker)?;
-        let initramfs =
-            initramfs::build(&init, &files).map_err(|e| MicrovmError::Initramfs(e.to_string()))?;
+        let initramfs = initramfs::build(&init, &layout.in_ram)
+            .map_err(|e| MicrovmError::Initramfs(e.to_string()))?;
         Ok(LinuxGuest {
             kernel: self.kernel.clone(),
             initramfs,
@@ -108,15 +98,145 @@ impl WorkerGuest {
                 cmdline_with_channel(DEFAULT_CMDLINE)
             ),
             memory_mib: self.memory_mib,
+            disk,
         })
     }
 }
 
-/// Whether `path` is a program with read-only files of its own
-/// (`NAME.wasm` beside `NAME.root/`, the scientific python): not carried
-/// into a guest yet, since its folders would not be there.
-fn has_own_root(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e == "wasm") && path.with_extension("root").is_dir()
+/// Where the worker mounts the guest's read-only disk, if it has one.
+pub const DISK_MOUNT: &str = "/disk";
+
+fn read(path: &Path) -> Result<Vec<u8>, MicrovmError> {
+    std::fs::read(path).map_err(|source| MicrovmError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Where each of a guest's files goes: into its initramfs (RAM, part of
+/// the template's memory), or onto its read-only disk (shared by every VM
+/// from the host's file), linked from where the worker looks.
+struct Layout {
+    in_ram: Vec<Entry>,
+    /// `(host path, path on the disk)`.
+    on_disk: Vec<(PathBuf, String)>,
+}
+
+impl Layout {
+    fn of(guest: &WorkerGuest, with_disk: bool) -> Result<Layout, MicrovmError> {
+        let mut layout = Layout {
+            in_ram: Vec::new(),
+            on_disk: Vec::new(),
+        };
+        let rooted = programs_with_roots(&guest.programs_dir)?;
+        for (dir, into) in [
+            (&guest.cache_dir, "cache"),
+            (&guest.programs_dir, "programs"),
+        ] {
+            layout.in_ram.push(Entry::Dir { path: into.into() });
+            for entry in read_dir(dir)? {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let owner = match into {
+                    "cache" => cache_entry_program(&name),
+                    _ => name.split('.').next(),
+                };
+                let big = owner.is_some_and(|p| rooted.iter().any(|r| r == p));
+                if big && with_disk {
+                    let on_disk = format!("{into}/{name}");
+                    layout.in_ram.push(Entry::Symlink {
+                        path: on_disk.clone(),
+                        target: format!("{DISK_MOUNT}/{on_disk}"),
+                    });
+                    layout.on_disk.push((entry.path(), on_disk));
+                } else if !big && entry.path().is_file() {
+                    layout.in_ram.push(Entry::File {
+                        path: format!("{into}/{name}"),
+                        mode: 0o644,
+                        data: read(&entry.path())?,
+                        mtime: initramfs::mtime_seconds(&entry.path()),
+                    });
+                }
+            }
+        }
+        if !layout.on_disk.is_empty() {
+            layout.in_ram.push(Entry::Dir {
+                path: DISK_MOUNT.trim_start_matches('/').into(),
+            });
+        }
+        Ok(layout)
+    }
+
+    /// Lays the disk's files out (hard links where the host allows) and
+    /// makes the image at `path`.
+    fn make_disk(&self, path: &Path) -> Result<(), MicrovmError> {
+        let staging = path.with_extension("staging");
+        let _ = std::fs::remove_dir_all(&staging);
+        for (from, to) in &self.on_disk {
+            link_tree(from, &staging.join(to))?;
+        }
+        let made = crate::disk_image::build(&staging, path);
+        let _ = std::fs::remove_dir_all(&staging);
+        made.map_err(|e| MicrovmError::Disk(e.to_string()))?;
+        Ok(())
+    }
+}
+
+fn read_dir(dir: &Path) -> Result<Vec<std::fs::DirEntry>, MicrovmError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| MicrovmError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut entries: Vec<_> = entries.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    Ok(entries)
+}
+
+/// The programs of `dir` with read-only files of their own (`NAME.wasm`
+/// beside `NAME.root/`, the scientific python).
+fn programs_with_roots(dir: &Path) -> Result<Vec<String>, MicrovmError> {
+    Ok(read_dir(dir)?
+        .into_iter()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wasm") && p.with_extension("root").is_dir())
+        .filter_map(|p| Some(p.file_stem()?.to_str()?.to_owned()))
+        .collect())
+}
+
+/// The program a cache entry (`NAME-HASH.cwasm`, 32 hex digits) is of.
+fn cache_entry_program(file: &str) -> Option<&str> {
+    let (name, hash) = file.strip_suffix(".cwasm")?.rsplit_once('-')?;
+    (hash.len() == 32 && hash.bytes().all(|b| b.is_ascii_hexdigit())).then_some(name)
+}
+
+/// `to` as a copy of `from` (a file, or a folder and all it holds), made
+/// of hard links where the host allows, copies (times kept) elsewhere.
+fn link_tree(from: &Path, to: &Path) -> Result<(), MicrovmError> {
+    let error = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| MicrovmError::Read { path, source }
+    };
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).map_err(error(parent))?;
+    }
+    if from.is_dir() {
+        std::fs::create_dir_all(to).map_err(error(to))?;
+        for entry in read_dir(from)? {
+            link_tree(&entry.path(), &to.join(entry.file_name()))?;
+        }
+        return Ok(());
+    }
+    if std::fs::hard_link(from, to).is_ok() {
+        return Ok(());
+    }
+    std::fs::copy(from, to).map_err(error(to))?;
+    let modified = std::fs::metadata(from)
+        .and_then(|m| m.modified())
+        .map_err(error(from))?;
+    std::fs::File::options()
+        .write(true)
+        .open(to)
+        .and_then(|f| f.set_modified(modified))
+        .map_err(error(to))
 }
 
 /// What making a template took.

@@ -26,6 +26,7 @@ fn the_kernel_reads_our_command_line_and_memory_map() {
             "console=ttyS0 earlyprintk=serial,ttyS0 reboot=k panic=-1 pci=off ephemeral.test=1"
                 .into(),
         memory_mib: 128,
+        disk: None,
     };
     let mut vm = LinuxVm::new(&kvm, &guest, Box::new(std::io::sink())).expect("the VM is built");
     let started = Instant::now();

@@ -82,6 +82,7 @@ fn a_linux_snapshot_written_to_disk_restores_in_a_fresh_vm() {
         initramfs: ephemeral_vm::initramfs::build(b"not run", &[]).unwrap(),
         cmdline: "console=ttyS0 reboot=k panic=-1 pci=off".into(),
         memory_mib: 64,
+        disk: None,
     };
     let mut vm = LinuxVm::new(&kvm, &guest, Box::new(std::io::sink())).unwrap();
     assert!(vm.ioeventfd(), "queue notifications go through ioeventfds");

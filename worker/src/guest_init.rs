@@ -17,18 +17,24 @@ const DEFAULT_CHANNEL: &str = "/dev/hvc0";
 /// The guest's `/tmp`: size-capped (the sandbox's files live in its own
 /// in-memory filesystem, under its own limits).
 const TMP_OPTIONS: &str = "size=16m,nr_inodes=1024,mode=1777";
+/// The read-only disk of large shared files (the scientific python), when
+/// the VMM gives the guest one, and where it goes: the initramfs links
+/// into it (`ephemeral_vm::microvm::DISK_MOUNT`).
+const DISK_DEVICE: &str = "/dev/vda";
+const DISK_MOUNT: &str = "/disk";
 
 pub(crate) fn run(args: &WorkerArgs) -> Result<(), WorkerError> {
     let nosuid = libc::MS_NOSUID | libc::MS_NOEXEC;
-    mount("proc", "/proc", "proc", nosuid | libc::MS_NODEV, None);
-    mount("devtmpfs", "/dev", "devtmpfs", nosuid, None);
-    mount(
-        "tmpfs",
-        "/tmp",
-        "tmpfs",
-        nosuid | libc::MS_NODEV,
-        Some(TMP_OPTIONS),
-    );
+    for (source, target, flags, options) in [
+        ("proc", "/proc", nosuid | libc::MS_NODEV, None),
+        ("devtmpfs", "/dev", nosuid, None),
+        ("tmpfs", "/tmp", nosuid | libc::MS_NODEV, Some(TMP_OPTIONS)),
+    ] {
+        if let Err(e) = mount(source, target, source, flags, options) {
+            eprintln!("ephemeral-worker: cannot mount {source} at {target}: {e}");
+        }
+    }
+    mount_disk();
     report_network();
     let path = args
         .channel
@@ -55,7 +61,26 @@ fn open_raw(path: &Path) -> std::io::Result<File> {
     Ok(file)
 }
 
-fn mount(source: &str, target: &str, fstype: &str, flags: libc::c_ulong, options: Option<&str>) {
+/// Mounts the read-only disk, if there is one; says so either way on the
+/// console (a program on it then fails to load, with the reason).
+fn mount_disk() {
+    if !Path::new(DISK_DEVICE).exists() {
+        return;
+    }
+    let flags = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
+    match mount(DISK_DEVICE, DISK_MOUNT, "ext2", flags, None) {
+        Ok(()) => eprintln!("ephemeral-worker: {DISK_DEVICE} mounted read-only at {DISK_MOUNT}"),
+        Err(e) => eprintln!("ephemeral-worker: cannot mount {DISK_DEVICE} at {DISK_MOUNT}: {e}"),
+    }
+}
+
+fn mount(
+    source: &str,
+    target: &str,
+    fstype: &str,
+    flags: libc::c_ulong,
+    options: Option<&str>,
+) -> std::io::Result<()> {
     let c = |s: &str| CString::new(s).unwrap_or_default();
     let (source, target, fstype) = (c(source), c(target), c(fstype));
     let options = options.map(c);
@@ -63,7 +88,7 @@ fn mount(source: &str, target: &str, fstype: &str, flags: libc::c_ulong, options
         .as_ref()
         .map_or(std::ptr::null(), |o| o.as_ptr().cast());
     // SAFETY: NUL-terminated strings that outlive the call.
-    unsafe {
+    let done = unsafe {
         libc::mount(
             source.as_ptr(),
             target.as_ptr(),
@@ -72,6 +97,10 @@ fn mount(source: &str, target: &str, fstype: &str, flags: libc::c_ulong, options
             data,
         )
     };
+    match done {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
 }
 
 /// The guest kernel is built without networking (`CONFIG_NET=n`): not a

@@ -38,6 +38,10 @@ fn main() {
             std::hint::spin_loop();
         }
     }
+    if cmdline.split_whitespace().any(|w| w == "ephemeral.disk=1") {
+        mount("devtmpfs", "/dev", "devtmpfs");
+        let _ = writeln!(out, "ephemeral-guest: disk: {}", read_disk());
+    }
     if let Some(bytes) = echo {
         mount("devtmpfs", "/dev", "devtmpfs");
         match echo_channel(bytes) {
@@ -60,6 +64,40 @@ fn main() {
         libc::sync();
         libc::reboot(libc::RB_AUTOBOOT);
     }
+}
+
+/// Mounts the read-only disk (`/dev/vda`, ext2) and reads `check.bin` on
+/// it: its length and a checksum the host can compare, and what a write
+/// on the disk gets.
+fn read_disk() -> String {
+    let _ = std::fs::create_dir_all("/disk");
+    let c = |s: &str| std::ffi::CString::new(s).unwrap_or_default();
+    let (dev, dir, fs) = (c("/dev/vda"), c("/disk"), c("ext2"));
+    // SAFETY: NUL-terminated strings that outlive the call.
+    let mounted = unsafe {
+        libc::mount(
+            dev.as_ptr(),
+            dir.as_ptr(),
+            fs.as_ptr(),
+            libc::MS_RDONLY,
+            std::ptr::null(),
+        )
+    };
+    if mounted != 0 {
+        return format!("mount failed: {}", std::io::Error::last_os_error());
+    }
+    let data = match std::fs::read("/disk/check.bin") {
+        Ok(data) => data,
+        Err(e) => return format!("check.bin: {e}"),
+    };
+    let sum = data.iter().fold(0u64, |sum, &b| {
+        sum.wrapping_mul(31).wrapping_add(u64::from(b))
+    });
+    let write = match std::fs::write("/disk/written", b"x") {
+        Ok(()) => "a write went through".to_string(),
+        Err(e) => format!("a write: {e}"),
+    };
+    format!("{} bytes, sum {sum:016x}; {write}", data.len())
 }
 
 /// Sends back every byte the host sends on the channel, `bytes` in all.

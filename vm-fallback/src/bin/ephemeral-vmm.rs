@@ -121,8 +121,15 @@ fn template(args: &[String]) -> Result<u8> {
         }
     }
     let kvm = Kvm::open().context("/dev/kvm")?;
+    // Programs with files of their own go on the template's read-only
+    // disk, kept in its folder beside the snapshot that names it.
+    std::fs::create_dir_all(&out).with_context(|| out.display().to_string())?;
+    let out = out
+        .canonicalize()
+        .with_context(|| out.display().to_string())?;
+    let guest = guest.guest(Some(&out.join("disk")))?;
     eprintln!("ephemeral-vmm: booting the template ({})", kvm.kind());
-    let (snapshot, times) = microvm::make_template(&kvm, &guest.guest()?, timeout)?;
+    let (snapshot, times) = microvm::make_template(&kvm, &guest, timeout)?;
     let t = Instant::now();
     snapshot.save(&out)?;
     let (size, stored) = snapshot.memory();

@@ -3,8 +3,8 @@
 //! reset line, which is how a guest without ACPI asks to stop (`reboot=k`).
 //! Everything else reads as an empty bus.
 //!
-//! The virtio console, the microVM's one channel, is in [`virtio`]. No
-//! disks, no network: a microVM has none.
+//! The virtio console, the microVM's one channel, and its read-only disk
+//! are in [`virtio`]. No network: a microVM has none.
 
 mod i8042;
 mod serial;

@@ -25,7 +25,8 @@ use vmm_sys_util::eventfd::EventFd;
 
 use crate::arch::x86_64::{gdt, paging, regs};
 use crate::devices::virtio::{
-    ConsoleSink, ConsoleState, MMIO_SIZE, Notifier, VirtioConsole, cmdline_device,
+    BlockState, ConsoleSink, ConsoleState, MMIO_SIZE, Notifier, VirtioBlock, VirtioConsole,
+    cmdline_device,
 };
 use crate::devices::{COM1_IRQ, Console, ConsoleLog, LegacyDevices, PortEvent};
 use crate::exit::{Bus, Exit};
@@ -49,6 +50,12 @@ const APIC_MODE_NMI: u32 = 0x4;
 /// has no devices; and its interrupt line, the first free ISA one.
 pub const VIRTIO_CONSOLE_BASE: u64 = 0xD000_0000;
 pub const VIRTIO_CONSOLE_IRQ: u32 = 5;
+/// The read-only disk's window, right above the console's, and its
+/// interrupt line (a PC's floppy line; a microVM has no floppy).
+pub const VIRTIO_DISK_BASE: u64 = VIRTIO_CONSOLE_BASE + MMIO_SIZE;
+pub const VIRTIO_DISK_IRQ: u32 = 6;
+/// The disk's id, as the guest reads it (`/sys/block/vda/serial`).
+const DISK_ID: &str = "ephemeral-programs";
 /// x87 control word and MXCSR at reset, as the SDM gives them.
 const FPU_CONTROL_WORD: u16 = 0x37F;
 const MXCSR_DEFAULT: u32 = 0x1F80;
@@ -74,6 +81,11 @@ pub enum LinuxError {
     Snapshot(#[from] crate::snapshot::SnapshotError),
     #[error("the snapshot's device state is not one our devices can be in: {0}")]
     DeviceState(String),
+    #[error("the disk image {path}: {source}")]
+    Disk {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// What to boot.
@@ -85,6 +97,10 @@ pub struct LinuxGuest {
     pub initramfs: Vec<u8>,
     pub cmdline: String,
     pub memory_mib: usize,
+    /// A read-only disk image (`/dev/vda` in the guest), if any: large
+    /// read-only files every VM of a template shares from the host's file
+    /// instead of its own RAM. Its device is added to the command line.
+    pub disk: Option<PathBuf>,
 }
 
 /// The command line a microVM guest gets unless told otherwise: console on
@@ -107,8 +123,10 @@ pub enum GuestEnd {
 
 /// A booted (or bootable) Linux microVM.
 pub struct LinuxVm {
-    /// First to drop: its thread stops before the VM goes.
+    /// First to drop: its thread stops before the VM goes (and so does
+    /// the disk's, inside it).
     notifier: Option<Notifier>,
+    disk: Option<Disk>,
     vm: Vm,
     vcpu: Vcpu,
     devices: Rc<RefCell<LegacyDevices>>,
@@ -116,10 +134,19 @@ pub struct LinuxVm {
     channel: VirtioConsole,
 }
 
+/// The read-only disk of a VM: the device, the image it reads (named in a
+/// snapshot), and the thread serving its notifications.
+struct Disk {
+    device: VirtioBlock,
+    path: PathBuf,
+    _notifier: Option<Notifier>,
+}
+
 /// Borrows the devices as the vCPU's read bus.
 struct SharedBus {
     legacy: Rc<RefCell<LegacyDevices>>,
     channel: VirtioConsole,
+    disk: Option<VirtioBlock>,
 }
 
 impl Bus for SharedBus {
@@ -128,17 +155,21 @@ impl Bus for SharedBus {
     }
 
     fn mmio_read(&mut self, addr: u64, data: &mut [u8]) {
-        match channel_offset(addr) {
-            Some(offset) => self.channel.mmio_read(offset, data),
-            None => data.fill(0xFF),
+        if let Some(offset) = window_offset(VIRTIO_CONSOLE_BASE, addr) {
+            return self.channel.mmio_read(offset, data);
+        }
+        match (&self.disk, window_offset(VIRTIO_DISK_BASE, addr)) {
+            (Some(disk), Some(offset)) => disk.mmio_read(offset, data),
+            _ => data.fill(0xFF),
         }
     }
 }
 
-fn channel_offset(addr: u64) -> Option<u64> {
-    (VIRTIO_CONSOLE_BASE..VIRTIO_CONSOLE_BASE + MMIO_SIZE)
+/// `addr`'s offset in the device window at `base`, if it is inside.
+fn window_offset(base: u64, addr: u64) -> Option<u64> {
+    (base..base + MMIO_SIZE)
         .contains(&addr)
-        .then(|| addr - VIRTIO_CONSOLE_BASE)
+        .then(|| addr - base)
 }
 
 /// The guest's command line with the virtio console added.
@@ -162,7 +193,11 @@ impl LinuxVm {
             },
         )?;
         vm.create_pit()?;
-        let devices = Devices::wire(&vm, sink, None)?;
+        let disk = match &guest.disk {
+            Some(path) => Some(DiskImage::open(path, None)?),
+            None => None,
+        };
+        let devices = Devices::wire(&vm, sink, None, disk)?;
         let entry = load(&vm, guest)?;
         let vcpu = vm.create_vcpu(0)?;
         set_boot_state(&vcpu, entry)?;
@@ -177,6 +212,7 @@ impl LinuxVm {
             console: devices.legacy.console.log(),
             devices: Rc::new(RefCell::new(devices.legacy)),
             channel: devices.channel,
+            disk: devices.disk,
         }
     }
 
@@ -200,9 +236,11 @@ impl LinuxVm {
         deadline: Instant,
         stop: Option<&StopSignal>,
     ) -> Result<GuestEnd, LinuxError> {
+        let disk = self.disk.as_ref().map(|d| d.device.clone());
         let mut bus = SharedBus {
             legacy: self.devices.clone(),
             channel: self.channel.clone(),
+            disk: disk.clone(),
         };
         let devices = self.devices.clone();
         let channel = self.channel.clone();
@@ -214,8 +252,12 @@ impl LinuxVm {
                     PortEvent::None => Flow::Continue,
                 },
                 Exit::MmioWrite { addr, data } => {
-                    if let Some(offset) = channel_offset(*addr) {
+                    if let Some(offset) = window_offset(VIRTIO_CONSOLE_BASE, *addr) {
                         channel.mmio_write(offset, data);
+                    } else if let (Some(disk), Some(offset)) =
+                        (&disk, window_offset(VIRTIO_DISK_BASE, *addr))
+                    {
+                        disk.mmio_write(offset, data);
                     }
                     Flow::Continue
                 }
@@ -272,6 +314,11 @@ impl LinuxVm {
         self.channel.clone()
     }
 
+    /// `(requests, bytes read)` of the read-only disk so far, if there is one.
+    pub fn disk_counters(&self) -> Option<(u64, u64)> {
+        self.disk.as_ref().map(|d| d.device.counters())
+    }
+
     /// Whether the guest's queue notifications reach the VMM through
     /// ioeventfds (no exit) rather than as MMIO exits.
     pub fn ioeventfd(&self) -> bool {
@@ -295,6 +342,7 @@ struct Devices {
     /// Queue notifications through ioeventfds; `None` where KVM refused
     /// them (the notifications then arrive as MMIO exits).
     notifier: Option<Notifier>,
+    disk: Option<Disk>,
 }
 
 /// The devices' state in a snapshot.
@@ -302,6 +350,46 @@ struct Devices {
 struct DeviceState {
     serial: crate::devices::SavedSerial,
     channel: ConsoleState,
+    disk: Option<SavedDisk>,
+}
+
+/// The read-only disk in a snapshot: the image it reads (which must still
+/// be there, the same length, when a VM is restored) and the device.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct SavedDisk {
+    path: PathBuf,
+    len: u64,
+    device: BlockState,
+}
+
+/// A disk image, opened read-only, and the state its device is in.
+#[derive(Debug)]
+struct DiskImage {
+    path: PathBuf,
+    file: File,
+    saved: Option<BlockState>,
+}
+
+impl DiskImage {
+    /// Opens `path`; with `expected_len`, it must have that many bytes.
+    fn open(path: &Path, expected_len: Option<u64>) -> Result<DiskImage, LinuxError> {
+        let error = |source| LinuxError::Disk {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = File::open(path).map_err(error)?;
+        let len = file.metadata().map_err(error)?.len();
+        if len < crate::devices::virtio::SECTOR || expected_len.is_some_and(|e| e != len) {
+            return Err(error(std::io::Error::other(format!(
+                "{len} bytes, not the disk the snapshot was taken with"
+            ))));
+        }
+        Ok(DiskImage {
+            path: path.to_path_buf(),
+            file,
+            saved: None,
+        })
+    }
 }
 
 impl Devices {
@@ -310,6 +398,7 @@ impl Devices {
         vm: &Vm,
         sink: ConsoleSink,
         saved: Option<&DeviceState>,
+        disk: Option<DiskImage>,
     ) -> Result<Devices, LinuxError> {
         let irq = EventFd::new(libc::EFD_NONBLOCK).map_err(LinuxError::Irq)?;
         vm.register_irqfd(&irq, COM1_IRQ)?;
@@ -334,10 +423,44 @@ impl Devices {
                 None
             }
         };
+        let disk = match disk {
+            Some(image) => Some(Self::wire_disk(vm, image)?),
+            None => None,
+        };
         Ok(Devices {
             legacy: LegacyDevices { console },
             channel,
             notifier,
+            disk,
+        })
+    }
+
+    /// The read-only disk over `image`, fresh or in its saved state.
+    fn wire_disk(vm: &Vm, image: DiskImage) -> Result<Disk, LinuxError> {
+        let irq = EventFd::new(libc::EFD_NONBLOCK).map_err(LinuxError::Irq)?;
+        vm.register_irqfd(&irq, VIRTIO_DISK_IRQ)?;
+        let memory = vm.memory_handle();
+        let device = match &image.saved {
+            Some(state) => VirtioBlock::from_state(memory, irq, image.file, DISK_ID, state)
+                .ok_or_else(|| LinuxError::DeviceState("the disk's queue".into()))?,
+            None => VirtioBlock::new(memory, irq, image.file, DISK_ID).map_err(|source| {
+                LinuxError::Disk {
+                    path: image.path.clone(),
+                    source,
+                }
+            })?,
+        };
+        let notifier = match Notifier::start(vm, VIRTIO_DISK_BASE, 1, device.clone()) {
+            Ok(notifier) => Some(notifier),
+            Err(e) => {
+                tracing::debug!(error = %e, "no ioeventfd for the disk: its notifications exit");
+                None
+            }
+        };
+        Ok(Disk {
+            device,
+            path: image.path,
+            _notifier: notifier,
         })
     }
 }
@@ -378,7 +501,12 @@ fn load(vm: &Vm, guest: &LinuxGuest) -> Result<GuestAddress, LinuxError> {
     memory
         .write(initrd, &guest.initramfs)
         .map_err(|e| LinuxError::Setup(e.to_string()))?;
-    let mut cmdline = guest.cmdline.clone().into_bytes();
+    let mut cmdline = guest.cmdline.clone();
+    if guest.disk.is_some() {
+        cmdline.push(' ');
+        cmdline.push_str(&cmdline_device(VIRTIO_DISK_BASE, VIRTIO_DISK_IRQ));
+    }
+    let mut cmdline = cmdline.into_bytes();
     if cmdline.len() >= CMDLINE_MAX {
         return Err(LinuxError::Setup(
             "the kernel command line is too long".into(),

@@ -4,8 +4,9 @@
 //! restored from that snapshot in milliseconds instead of a boot.
 //!
 //! A snapshot is [`VmSnapshot`] (memory, vCPU, irqchip, PIT, clock) plus
-//! the devices' state: COM1's registers and the virtio console's transport
-//! and queues. Take it when the guest is idle on its channel (the host has
+//! the devices' state: COM1's registers, the virtio console's transport
+//! and queues, and the read-only disk's (with the image's path: the image
+//! is opened with the snapshot, and must be the one the template read). Take it when the guest is idle on its channel (the host has
 //! read everything it wrote, nothing is pending to it), so no byte is lost
 //! or duplicated across the cut. What the host did read before the cut
 //! (the worker's Ready) can be kept with the snapshot as its "replay", for
@@ -19,14 +20,14 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::{DeviceState, Devices, LinuxError, LinuxVm};
+use super::{DeviceState, Devices, DiskImage, LinuxError, LinuxVm, SavedDisk};
 use crate::devices::virtio::ConsoleSink;
 use crate::kvm::Kvm;
 use crate::snapshot::{SnapshotError, VmSnapshot, VmSnapshotState, file_error};
 
 /// Bumped whenever the stored layout changes: an older snapshot is then
 /// refused (and rebuilt by its owner), never misread.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 const MEMORY_FILE: &str = "memory";
 const STATE_FILE: &str = "state";
 
@@ -36,6 +37,9 @@ pub struct LinuxSnapshot {
     vm: VmSnapshot,
     devices: DeviceState,
     replay: Vec<u8>,
+    /// The disk image, opened with the snapshot (a jailed VMM opens
+    /// nothing later).
+    disk: Option<std::fs::File>,
 }
 
 /// What `state` holds.
@@ -123,10 +127,15 @@ impl LinuxSnapshot {
             ))
             .into());
         }
+        let disk = match &stored.devices.disk {
+            Some(saved) => Some(DiskImage::open(&saved.path, Some(saved.len))?.file),
+            None => None,
+        };
         Ok(LinuxSnapshot {
             vm,
             devices: stored.devices,
             replay: stored.replay,
+            disk,
         })
     }
 }
@@ -136,14 +145,32 @@ impl LinuxVm {
     /// progress). It may run on afterwards; the snapshot is a copy.
     pub fn snapshot(&mut self) -> Result<LinuxSnapshot, LinuxError> {
         let vm = VmSnapshot::take(&self.vm, std::slice::from_mut(&mut self.vcpu))?;
+        let disk = match &self.disk {
+            Some(disk) => {
+                let image = DiskImage::open(&disk.path, None)?;
+                let len = image.file.metadata().map_or(0, |m| m.len());
+                Some((
+                    SavedDisk {
+                        path: disk.path.clone(),
+                        len,
+                        device: disk.device.state(),
+                    },
+                    image.file,
+                ))
+            }
+            None => None,
+        };
+        let (saved_disk, disk_file) = disk.unzip();
         let devices = DeviceState {
             serial: self.devices.borrow().console.state(),
             channel: self.channel.state(),
+            disk: saved_disk,
         };
         Ok(LinuxSnapshot {
             vm,
             devices,
             replay: Vec::new(),
+            disk: disk_file,
         })
     }
 
@@ -158,7 +185,18 @@ impl LinuxVm {
     ) -> Result<(LinuxVm, RestoreReport), LinuxError> {
         let started = Instant::now();
         let vm = snapshot.vm.restore_vm(kvm)?;
-        let devices = Devices::wire(&vm, sink, Some(&snapshot.devices))?;
+        let disk = match (&snapshot.devices.disk, &snapshot.disk) {
+            (Some(saved), Some(file)) => Some(DiskImage {
+                path: saved.path.clone(),
+                file: file.try_clone().map_err(|source| LinuxError::Disk {
+                    path: saved.path.clone(),
+                    source,
+                })?,
+                saved: Some(saved.device.clone()),
+            }),
+            _ => None,
+        };
+        let devices = Devices::wire(&vm, sink, Some(&snapshot.devices), disk)?;
         let mut vcpus = snapshot.vm.restore_machine(&vm)?;
         let Some(vcpu) = vcpus.pop().filter(|_| vcpus.is_empty()) else {
             return Err(LinuxError::DeviceState(format!(
@@ -171,6 +209,9 @@ impl LinuxVm {
         };
         let vm = LinuxVm::assemble(vm, vcpu, devices);
         vm.channel.resume();
+        if let Some(disk) = &vm.disk {
+            disk.device.resume();
+        }
         Ok((vm, report))
     }
 }

@@ -68,7 +68,9 @@ pub fn lab(files: &[String], script: &str) -> Output {
     let path = std::env::temp_dir().join(format!("lab-{}-{}.sh", std::process::id(), script.len()));
     std::fs::write(&path, script).expect("write the lab script");
     let mut command = Command::new(env!("CARGO_BIN_EXE_ephemeral-lab"));
-    command.args(["run", "--timeout", "900"]);
+    // A frozen QEMU (the outer VM stops beating: never the command's
+    // doing) boots once more, loudly; see `vm-fallback/lab/README.md`.
+    command.args(["run", "--timeout", "900", "--retry-stalled", "1"]);
     for f in files {
         command.args(["--file", f]);
     }
@@ -109,35 +111,89 @@ pub fn kernel() -> PathBuf {
 /// The guest's components: the shell and python3, compiled here for the
 /// guest worker's target and a portable CPU, in a cache of their own.
 pub fn guest_components() -> Vec<(PathBuf, String)> {
+    guest_programs(&["python3"])
+}
+
+/// The guest's components with the scientific python too (its component,
+/// its read-only files and its compiled entry, 500 MB and more), and the
+/// cache's index that lets the guest map its entry without reading it.
+pub fn scientific_guest_components() -> Vec<(PathBuf, String)> {
+    guest_programs(&["python3", "python3-sci"])
+}
+
+/// `names`' files from the programs `./dev` builds, in a guest programs
+/// folder (hard links: the same files, the same times), each precompiled
+/// for the guest into `/var/cache/ephemeral/guest-cache`; the lab's paths
+/// for all of it: `/gprog/…` and `/gcache/…`.
+fn guest_programs(names: &[&str]) -> Vec<(PathBuf, String)> {
     let cache = PathBuf::from("/var/cache/ephemeral/guest-cache");
     let programs = PathBuf::from("/var/cache/ephemeral/guest-programs");
     std::fs::create_dir_all(&programs).unwrap();
-    let python = RuntimeConfig::default_programs_dir().join("python3.wasm");
-    assert!(
-        python.is_file(),
-        "no {}: run ./dev to build it",
-        python.display()
-    );
-    let wanted = programs.join("python3.wasm");
-    if std::fs::metadata(&wanted).map(|m| m.len()).ok()
-        != std::fs::metadata(&python).map(|m| m.len()).ok()
-    {
-        std::fs::copy(&python, &wanted).unwrap();
+    let source = RuntimeConfig::default_programs_dir();
+    let mut files = Vec::new();
+    for name in names {
+        let wasm = source.join(format!("{name}.wasm"));
+        assert!(
+            wasm.is_file(),
+            "no {}: run ./dev to build it",
+            wasm.display()
+        );
+        for entry in std::fs::read_dir(&source).unwrap().flatten() {
+            let file = entry.file_name().to_string_lossy().into_owned();
+            if file.split('.').next() == Some(*name) {
+                mirror(
+                    &entry.path(),
+                    &programs.join(&file),
+                    &format!("/gprog/{file}"),
+                    &mut files,
+                );
+            }
+        }
     }
     let config = RuntimeConfig {
-        cache_dir: Some(cache),
+        cache_dir: Some(cache.clone()),
         programs_dir: Some(programs),
         portable_target: Some("x86_64-unknown-linux-musl".into()),
         ..RuntimeConfig::default()
     };
-    let mut files: Vec<(PathBuf, String)> = precompile_for_target(&config)
-        .expect("precompile for the guest")
-        .into_iter()
-        .map(|entry| {
-            let name = entry.file_name().unwrap().to_string_lossy().into_owned();
-            (entry, format!("/gcache/{name}"))
-        })
-        .collect();
-    files.push((wanted, "/gprog/python3.wasm".into()));
+    let with_roots = names.contains(&"python3-sci");
+    for entry in precompile_for_target(&config, with_roots).expect("precompile for the guest") {
+        let name = entry.file_name().unwrap().to_string_lossy().into_owned();
+        files.push((entry, format!("/gcache/{name}")));
+    }
+    files.push((
+        cache.join("programs.index"),
+        "/gcache/programs.index".into(),
+    ));
     files
+}
+
+/// `to` made the same as `from` (a file or a folder), by hard links where
+/// it is not already; each file's lab path (under `lab`) added to `files`.
+fn mirror(from: &Path, to: &Path, lab: &str, files: &mut Vec<(PathBuf, String)>) {
+    if from.is_dir() {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            mirror(
+                &entry.path(),
+                &to.join(&name),
+                &format!("{lab}/{name}"),
+                files,
+            );
+        }
+        return;
+    }
+    use std::os::unix::fs::MetadataExt;
+    let same = |a: &Path, b: &Path| match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+        _ => false,
+    };
+    if !same(from, to) {
+        let _ = std::fs::remove_file(to);
+        if std::fs::hard_link(from, to).is_err() {
+            std::fs::copy(from, to).unwrap();
+        }
+    }
+    files.push((to.to_path_buf(), lab.to_string()));
 }

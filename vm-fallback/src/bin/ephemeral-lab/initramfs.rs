@@ -156,7 +156,16 @@ impl Archive {
     /// and its trailer.
     pub fn write_to<W: Write>(&self, mut out: W) -> Result<W> {
         for (ino, (name, entry)) in (1u32..).zip(&self.entries) {
-            let header = Builder::new(name).ino(ino).uid(0).gid(0).mtime(0);
+            // A host file keeps its modification second (what a component
+            // cache's index knows a program by); the rest have none.
+            let mtime = match entry {
+                Entry::File {
+                    source: Source::Host(path),
+                    ..
+                } => ephemeral_vm::initramfs::mtime_seconds(path),
+                _ => 0,
+            };
+            let header = Builder::new(name).ino(ino).uid(0).gid(0).mtime(mtime);
             out = match entry {
                 Entry::Dir => {
                     let h = header
@@ -350,6 +359,7 @@ pub fn init_script(modules: &[String], argv: &[String], verbose: bool) -> String
         .iter()
         .map(|m| format!("insmod {m} || fail \"insmod {m} failed\"\n"))
         .collect();
+    let beat = crate::qemu::BEAT_SECS;
     let command: Vec<String> = argv.iter().map(|a| shell_quote(a)).collect();
     let command = command.join(" ");
     // Quiet the kernel while the command runs, so its output is its own.
@@ -370,6 +380,9 @@ mount -t sysfs sysfs /sys
 mount -t tmpfs tmpfs /tmp
 uptime_s() {{ read -r up _ </proc/uptime; echo "$up"; }}
 fail() {{ echo "{FAIL} $*"; poweroff -f; sleep 10; }}
+# The heartbeat (second serial port, a file on the host): proof that this
+# VM as a whole still runs, whatever the command does.
+( while :; do uptime_s; sleep {beat}; done ) >/dev/ttyS1 2>/dev/null &
 echo "{INIT} $(uptime_s)"
 {insmods}[ -c /dev/kvm ] || fail "no /dev/kvm after loading the KVM modules"
 [ -d /sys/module/kvm_amd ] || fail "kvm_amd is not loaded"

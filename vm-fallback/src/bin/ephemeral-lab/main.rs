@@ -5,10 +5,10 @@
 //! a real `/dev/kvm`.
 //!
 //! ```text
-//! ephemeral-lab run [--timeout S] [--verbose] [--file HOST[:GUEST]]...
+//! ephemeral-lab run [--timeout S] [--verbose] [--retry-stalled N] [--file HOST[:GUEST]]...
 //!                   (--script FILE [-- ARGS...] | [--] COMMAND [ARGS...])
 //! ephemeral-lab vm-tests [--release] [--example NAME]... [--test NAME]...
-//!                   [--lib] [--timeout S] [--verbose] [-- TEST-ARGS...]
+//!                   [--lib] [--timeout S] [--verbose] [--retry-stalled N] [-- TEST-ARGS...]
 //! ```
 //!
 //! `run` exits with the command's exit code, or [`LAB_FAILED`] with a
@@ -42,15 +42,19 @@ pub const LAB_FAILED: u8 = 125;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
 const USAGE: &str = "\
-usage: ephemeral-lab run [--timeout S] [--verbose] [--file HOST[:GUEST]]...
+usage: ephemeral-lab run [--timeout S] [--verbose] [--retry-stalled N] [--file HOST[:GUEST]]...
                          (--script FILE [-- ARGS...] | [--] COMMAND [ARGS...])
        ephemeral-lab vm-tests [--release] [--lib] [--example NAME]... [--test NAME]...
-                         [--timeout S] [--verbose] [-- TEST-ARGS...]
+                         [--timeout S] [--verbose] [--retry-stalled N] [-- TEST-ARGS...]
 
 run: boots Debian's kernel under QEMU TCG (-cpu max: AMD SVM with nested
 paging), loads kvm_amd, and runs the static executable COMMAND (or a shell
 script) inside with a real /dev/kvm. Prints the command's output; exits
-with its exit code, or 125 if the lab itself failed.
+with its exit code, or 125 if the lab itself failed. The outer VM beats on
+a second serial port; if it stops beating for 180 s, QEMU has frozen (not
+the command): the run fails with where QEMU's CPU stood, or, with
+--retry-stalled N, boots again up to N times (each try's output held back
+until it ends).
 
 vm-tests: builds ephemeral-vm's tests and examples for
 x86_64-unknown-linux-musl and runs them in one lab boot. Without --lib,
@@ -91,6 +95,10 @@ fn main() -> ExitCode {
 pub struct Common {
     pub timeout: Duration,
     pub verbose: bool,
+    /// Boots to try again when the outer VM itself stops (QEMU froze: its
+    /// userspace stopped beating, see `qemu.rs`); never for anything the
+    /// command did. Each try's output is held back until it ends.
+    pub retry_stalled: u32,
 }
 
 impl Default for Common {
@@ -98,6 +106,7 @@ impl Default for Common {
         Common {
             timeout: DEFAULT_TIMEOUT,
             verbose: false,
+            retry_stalled: 0,
         }
     }
 }
@@ -119,6 +128,13 @@ impl Common {
             "--verbose" | "-v" => {
                 self.verbose = true;
                 *i += 1;
+            }
+            "--retry-stalled" => {
+                let value = args.get(*i + 1).context("--retry-stalled needs a count")?;
+                self.retry_stalled = value
+                    .parse()
+                    .with_context(|| format!("--retry-stalled {value}: not a count"))?;
+                *i += 2;
             }
             _ => return Ok(false),
         }
@@ -198,8 +214,43 @@ pub fn print_line(line: &str) {
     let _ = out.flush();
 }
 
-/// One lab run: fetch what is missing, build the initramfs, boot.
+/// One lab run: fetch what is missing, build the initramfs, boot; boot
+/// again (at most `common.retry_stalled` times) if the outer VM stalls,
+/// holding each try's lines back until it ends.
 pub fn lab(plan: &Plan, common: &Common, on_line: &mut dyn FnMut(&str)) -> Result<Outcome> {
+    if common.retry_stalled == 0 {
+        return boot_once(plan, common, on_line);
+    }
+    let started = Instant::now();
+    let mut tries = 0;
+    loop {
+        let mut lines = Vec::new();
+        let left = common.timeout.saturating_sub(started.elapsed());
+        let this = Common {
+            timeout: left,
+            ..common.clone()
+        };
+        let outcome = boot_once(plan, &this, &mut |line| lines.push(line.to_owned()))?;
+        if let Ending::Stalled(cpu) = &outcome.ending
+            && tries < common.retry_stalled
+        {
+            tries += 1;
+            step(format!(
+                "the outer VM stopped (no heartbeat from its userspace for {} s; QEMU's CPU: {cpu}); \
+                 QEMU froze, not the command: booting again ({tries} of {})",
+                qemu::STALL_AFTER.as_secs(),
+                common.retry_stalled
+            ));
+            continue;
+        }
+        for line in &lines {
+            on_line(line);
+        }
+        return Ok(outcome);
+    }
+}
+
+fn boot_once(plan: &Plan, common: &Common, on_line: &mut dyn FnMut(&str)) -> Result<Outcome> {
     let started = Instant::now();
     plan.check()?;
     let kit = ensure::kit()?;
@@ -207,7 +258,14 @@ pub fn lab(plan: &Plan, common: &Common, on_line: &mut dyn FnMut(&str)) -> Resul
     std::fs::create_dir_all(&dir)?;
     sweep_stale(&dir);
     let initrd = dir.join(format!("initramfs-{}.cpio", std::process::id()));
-    let _cleanup = RemoveOnDrop(initrd.clone());
+    let beat = dir.join(format!("beat-{}.log", std::process::id()));
+    let monitor = dir.join(format!("monitor-{}.sock", std::process::id()));
+    let _cleanup = [
+        RemoveOnDrop(initrd.clone()),
+        RemoveOnDrop(beat.clone()),
+        RemoveOnDrop(monitor.clone()),
+    ];
+    let _ = std::fs::remove_file(&beat);
     let built = Instant::now();
     initramfs::outer(&kit, plan, &initrd)?;
     let size = std::fs::metadata(&initrd)?.len();
@@ -223,6 +281,8 @@ pub fn lab(plan: &Plan, common: &Common, on_line: &mut dyn FnMut(&str)) -> Resul
         initrd: initrd.clone(),
         timeout: common.timeout.saturating_sub(started.elapsed()),
         verbose: common.verbose,
+        beat,
+        monitor,
     };
     let outcome = qemu::run(&boot, on_line)?;
     report_timings(&outcome, &kit.kernel_package, started.elapsed());
@@ -283,6 +343,10 @@ pub fn finish(o: &Outcome) -> Result<u8> {
             "timed out before /init started (is the kernel booting?)".into()
         }
         Ending::TimedOut => "timed out before the command finished".into(),
+        Ending::Stalled(cpu) => format!(
+            "the outer VM stopped: no heartbeat from its userspace for {} s (QEMU froze, not the command); QEMU's CPU: {cpu}",
+            qemu::STALL_AFTER.as_secs()
+        ),
         Ending::Interrupted => {
             step("interrupted; QEMU killed");
             return Ok(130);

@@ -3,9 +3,17 @@
 //! the exit marker, on the deadline, or when we are interrupted. QEMU runs
 //! in a process group of its own, which is killed whole, and dies with us
 //! (`PR_SET_PDEATHSIG`) if we die first.
+//!
+//! The outer VM's own userspace beats on a second serial port (a file
+//! here) every few seconds whatever the command does. When the beat stops
+//! for [`STALL_AFTER`], the outer VM as a whole has stopped — QEMU's
+//! emulation froze, which no command of ours can do to the outer kernel's
+//! userspace short of a kernel bug — and the run ends as
+//! [`Ending::Stalled`] with where QEMU's CPU stood (its monitor's `info
+//! registers`), instead of waiting out the deadline.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -20,12 +28,19 @@ use crate::ensure::Qemu;
 use crate::initramfs::marker;
 use crate::step;
 
-/// Memory of the outer VM, in MiB: room for the kernel, the initramfs and
-/// the command's own guests.
-const MEMORY_MIB: u32 = 3072;
+/// Memory of the outer VM, in MiB: room for the kernel, the initramfs (the
+/// scientific python's files are over 500 MB, and a disk image of them is
+/// made inside) and the command's own guests. Untouched memory costs the
+/// host nothing.
+const MEMORY_MIB: u32 = 4096;
 
 /// How many of the last console lines to show when the lab fails.
 const TAIL_LINES: usize = 40;
+/// How often the outer VM's userspace beats (see the init script), and
+/// how long without a beat means the whole outer VM has stopped: many
+/// beats, so a host busy with other work does not look like a freeze.
+pub const BEAT_SECS: u32 = 5;
+pub const STALL_AFTER: Duration = Duration::from_secs(180);
 
 /// Set by SIGINT/SIGTERM; the watch loop checks it.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -43,6 +58,10 @@ pub struct Boot {
     pub timeout: Duration,
     /// Show the kernel's console lines (on stderr) as they come.
     pub verbose: bool,
+    /// The file the outer VM's heartbeat port writes to, and QEMU's
+    /// monitor socket (both made by QEMU).
+    pub beat: PathBuf,
+    pub monitor: PathBuf,
 }
 
 /// How a lab run went, with its timings.
@@ -76,6 +95,8 @@ pub enum Ending {
     QemuQuit(String),
     /// The deadline passed first.
     TimedOut,
+    /// The outer VM stopped beating: QEMU froze (with where its CPU was).
+    Stalled(String),
     /// We got SIGINT or SIGTERM.
     Interrupted,
 }
@@ -102,7 +123,12 @@ pub fn command(boot: &Boot) -> Command {
         .arg(&boot.kernel)
         .arg("-initrd")
         .arg(&boot.initrd)
-        .args(["-append", append]);
+        .args(["-append", append])
+        .arg("-chardev")
+        .arg(format!("file,id=beat,path={}", boot.beat.display()))
+        .args(["-device", "isa-serial,chardev=beat"])
+        .arg("-monitor")
+        .arg(format!("unix:{},server=on,wait=off", boot.monitor.display()));
     cmd
 }
 
@@ -139,6 +165,7 @@ pub fn run(boot: &Boot, on_line: &mut dyn FnMut(&str)) -> Result<Outcome> {
     let lines = console_lines(&mut child);
     let stderr = collect_stderr(&mut child);
     let mut watch = Watch::new(start, boot.verbose);
+    let mut beat = Beat::new(&boot.beat);
     let deadline = start + boot.timeout;
     let ending = loop {
         if INTERRUPTED.load(Ordering::SeqCst) {
@@ -147,6 +174,9 @@ pub fn run(boot: &Boot, on_line: &mut dyn FnMut(&str)) -> Result<Outcome> {
         let now = Instant::now();
         if now >= deadline {
             break Ending::TimedOut;
+        }
+        if watch.outcome.to_init.is_some() && beat.silent_for() >= STALL_AFTER {
+            break Ending::Stalled(registers(&boot.monitor));
         }
         let wait = (deadline - now).min(Duration::from_millis(100));
         match lines.recv_timeout(wait) {
@@ -174,6 +204,64 @@ pub fn run(boot: &Boot, on_line: &mut dyn FnMut(&str)) -> Result<Outcome> {
         total: start.elapsed(),
         ..watch.outcome
     })
+}
+
+/// The heartbeat file's growth.
+struct Beat<'a> {
+    path: &'a std::path::Path,
+    len: u64,
+    at: Instant,
+}
+
+impl<'a> Beat<'a> {
+    fn new(path: &'a std::path::Path) -> Beat<'a> {
+        Beat {
+            path,
+            len: 0,
+            at: Instant::now(),
+        }
+    }
+
+    /// How long the file has not grown.
+    fn silent_for(&mut self) -> Duration {
+        let len = std::fs::metadata(self.path).map_or(0, |m| m.len());
+        if len != self.len {
+            (self.len, self.at) = (len, Instant::now());
+        }
+        self.at.elapsed()
+    }
+}
+
+/// Where QEMU's (only) CPU stands, from its monitor's `info registers`:
+/// the instruction pointer, flags and control registers, in one line.
+fn registers(monitor: &std::path::Path) -> String {
+    let ask = || -> std::io::Result<String> {
+        let mut socket = std::os::unix::net::UnixStream::connect(monitor)?;
+        socket.set_read_timeout(Some(Duration::from_millis(500)))?;
+        socket.write_all(b"info registers\n")?;
+        let mut text = Vec::new();
+        let mut buf = [0u8; 4096];
+        let until = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < until {
+            match socket.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => text.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(String::from_utf8_lossy(&text).into_owned())
+    };
+    match ask() {
+        Ok(text) => text
+            .lines()
+            .map(str::trim)
+            .filter(|l| ["RIP=", "CS =", "CR0=", "EFER="].iter().any(|k| l.starts_with(k)))
+            .collect::<Vec<_>>()
+            .join("; "),
+        Err(e) => format!("(QEMU's monitor did not answer: {e})"),
+    }
 }
 
 /// Kills QEMU's whole process group and reaps QEMU.

@@ -114,22 +114,13 @@ impl VirtioConsole {
 
     /// A register read at `offset` in the device's window.
     pub fn mmio_read(&self, offset: u64, data: &mut [u8]) {
-        let value = self.lock().transport.read(offset & !3);
-        let bytes = value.to_le_bytes();
-        let start = (offset & 3) as usize;
-        for (i, b) in data.iter_mut().enumerate() {
-            *b = bytes.get(start + i).copied().unwrap_or(0);
-        }
+        self.lock().transport.read_bytes(offset, data);
     }
 
     /// A register write at `offset`.
     pub fn mmio_write(&self, offset: u64, data: &[u8]) {
-        let mut bytes = [0u8; 4];
-        for (b, d) in bytes.iter_mut().zip(data) {
-            *b = *d;
-        }
         let mut state = self.lock();
-        match state.transport.write(offset, u32::from_le_bytes(bytes)) {
+        match state.transport.write_bytes(offset, data) {
             Action::Notify(queue) => self.notify(&mut state, queue),
             Action::Reset => state.pending.clear(),
             Action::None => {}

@@ -35,6 +35,8 @@ pub(super) const QUEUE_DRIVER_HIGH: u64 = 0x094;
 pub(super) const QUEUE_DEVICE_LOW: u64 = 0x0A0;
 pub(super) const QUEUE_DEVICE_HIGH: u64 = 0x0A4;
 pub(super) const CONFIG_GENERATION: u64 = 0x0FC;
+/// Where the device's own configuration space starts in the window.
+pub(super) const CONFIG: u64 = 0x100;
 
 /// `virtio_mmio.device=` for the kernel command line
 /// (Documentation/admin-guide/kernel-parameters.txt).
@@ -53,6 +55,9 @@ pub(super) struct Transport {
     queue_sel: u32,
     pub interrupt_status: u32,
     pub queues: Vec<Queue>,
+    /// The device's configuration space (read-only to the driver here),
+    /// set by the device: not part of a snapshot.
+    pub config: Vec<u8>,
 }
 
 /// The transport's state in a snapshot: plain data.
@@ -134,6 +139,7 @@ impl Transport {
             queue_sel: 0,
             interrupt_status: 0,
             queues,
+            config: Vec::new(),
         }
     }
 
@@ -168,11 +174,42 @@ impl Transport {
             queue_sel: state.queue_sel,
             interrupt_status: state.interrupt_status,
             queues,
+            config: Vec::new(),
         })
     }
 
     fn queue(&mut self) -> Option<&mut Queue> {
         self.queues.get_mut(self.queue_sel as usize)
+    }
+
+    /// A driver's read of `data.len()` bytes at `offset`: a register (a
+    /// 32-bit one, of which the bytes asked for) or the config space.
+    pub fn read_bytes(&self, offset: u64, data: &mut [u8]) {
+        if offset >= CONFIG {
+            let start = (offset - CONFIG) as usize;
+            for (i, b) in data.iter_mut().enumerate() {
+                *b = self.config.get(start + i).copied().unwrap_or(0);
+            }
+            return;
+        }
+        let bytes = self.read(offset & !3).to_le_bytes();
+        let start = (offset & 3) as usize;
+        for (i, b) in data.iter_mut().enumerate() {
+            *b = bytes.get(start + i).copied().unwrap_or(0);
+        }
+    }
+
+    /// A driver's write at `offset` (registers are 32-bit; the config
+    /// space is not writable here).
+    pub fn write_bytes(&mut self, offset: u64, data: &[u8]) -> Action {
+        if offset >= CONFIG {
+            return Action::None;
+        }
+        let mut bytes = [0u8; 4];
+        for (b, d) in bytes.iter_mut().zip(data) {
+            *b = *d;
+        }
+        self.write(offset, u32::from_le_bytes(bytes))
     }
 
     pub fn read(&self, offset: u64) -> u32 {

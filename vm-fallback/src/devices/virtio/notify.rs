@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 
 use vmm_sys_util::eventfd::EventFd;
 
-use super::VirtioConsole;
+use super::QueueNotified;
 use super::mmio::QUEUE_NOTIFY;
 use crate::vm::{Vm, VmError};
 
@@ -36,7 +36,7 @@ impl Notifier {
         vm: &Vm,
         base: u64,
         queues: u32,
-        console: VirtioConsole,
+        device: impl QueueNotified,
     ) -> Result<Notifier, NotifierError> {
         let mut events = Vec::new();
         for queue in 0..queues {
@@ -48,7 +48,7 @@ impl Notifier {
         let stopped = stop.try_clone()?;
         let thread = std::thread::Builder::new()
             .name("virtio-notify".into())
-            .spawn(move || serve(&events, &stopped, &console))?;
+            .spawn(move || serve(&events, &stopped, &device))?;
         Ok(Notifier {
             stop,
             thread: Some(thread),
@@ -67,7 +67,7 @@ impl Drop for Notifier {
 
 /// Waits on every queue's eventfd and the stop eventfd; serves each queue
 /// signalled (several notifications since the last wake are one drain).
-fn serve(events: &[EventFd], stop: &EventFd, console: &VirtioConsole) {
+fn serve(events: &[EventFd], stop: &EventFd, device: &impl QueueNotified) {
     let mut fds: Vec<libc::pollfd> = events
         .iter()
         .chain(std::iter::once(stop))
@@ -93,7 +93,7 @@ fn serve(events: &[EventFd], stop: &EventFd, console: &VirtioConsole) {
         for (queue, (pollfd, event)) in (0u32..).zip(fds.iter().zip(events)) {
             if pollfd.revents & libc::POLLIN != 0 {
                 let _ = event.read();
-                console.notified(queue);
+                device.notified(queue);
             }
         }
     }
