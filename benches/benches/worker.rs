@@ -200,7 +200,7 @@ async fn memory(config: &WorkerConfig) {
         let w = IdleWorker::spawn(config).await.expect("spawn");
         workers.push(w.start(Limits::default(), Vec::new()).await.expect("start"));
     }
-    let (rss, pss) = rss_pss(workers[0].pid());
+    let (rss, pss) = rss_pss(workers[0].pid().expect("a worker process"));
     println!(
         "worker memory, idle: RSS {} MiB, PSS {} MiB",
         rss / 1024,
@@ -211,7 +211,7 @@ async fn memory(config: &WorkerConfig) {
             exec(w, command).await;
         }
     }
-    let (rss, pss) = rss_pss(workers[0].pid());
+    let (rss, pss) = rss_pss(workers[0].pid().expect("a worker process"));
     println!(
         "worker memory, after the seed's commands: RSS {} MiB, PSS {} MiB",
         rss / 1024,

@@ -178,7 +178,7 @@ impl ConnectionConfig {
 }
 
 /// One entry of the model catalogue.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
     /// `openai` (any chat-completions server), `script` (built in, no
@@ -324,14 +324,6 @@ impl Config {
             || self.prices.web_fetch_micros < 0
         {
             return bad("prices must not be negative");
-        }
-        for (id, model) in &self.models {
-            if model.provider == "scripted"
-                && model.upstream != "seed"
-                && let Err(e) = crate::agent::scripted::Script::load(Path::new(&model.upstream))
-            {
-                return Err(ConfigError::Invalid(format!("model {id:?}: {e}")));
-            }
         }
         if !self.catalogue().contains_key(&self.default_model) {
             return Err(ConfigError::Invalid(format!(

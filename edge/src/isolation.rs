@@ -23,6 +23,15 @@ impl Isolation {
         }
     }
 
+    /// The name on the command line (`--isolation kvm`).
+    pub fn short_name(self) -> &'static str {
+        match self {
+            Isolation::Wasm => "wasm",
+            Isolation::Jail => "jail",
+            Isolation::Kvm => "kvm",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Isolation> {
         match s {
             "wasm" => Some(Isolation::Wasm),

@@ -1,15 +1,33 @@
-//! The ledger's arithmetic, in integer micros. The store applies it inside
-//! one transaction; this module is the rule, kept pure so it is tested alone.
+//! The ledger: how money moves, in integer micros, written once.
 //!
 //! An organisation has a `balance` and a `held` amount (the sum of its
 //! in-flight reservations). Reserve: `held += reserved` when
 //! `balance - held >= reserved`. Settle: `held -= reserved`,
 //! `balance -= charged`. So the balance moves by exactly `charged`, and
 //! `charged + released = reserved` by construction.
+//!
+//! This module is the rule, pure, tested alone. The two transactions that
+//! apply it — a run's creation with its reservation, and its settlement —
+//! are written once in `store/transactions.rs`, over the steps each store
+//! backend spells in its own SQL.
 
 use serde::{Deserialize, Serialize};
 
-use crate::run::Metered;
+/// What a run has used so far, by kind, in micros: persisted as it goes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Metered {
+    pub model_micros: i64,
+    pub web_micros: i64,
+    pub compute_micros: i64,
+}
+
+impl Metered {
+    pub fn total(&self) -> i64 {
+        self.model_micros
+            .saturating_add(self.web_micros)
+            .saturating_add(self.compute_micros)
+    }
+}
 
 /// The end of a run in money.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,31 +1,40 @@
 //! The edge: everything between a user and a sandbox.
 //!
-//! The HTTP API of API.md (`api/`), the run's path from reservation to
-//! settlement (`lifecycle.rs`), the timeline (`timeline.rs`), the ledger's
-//! rule (`ledger.rs`) and the store that applies it (`store/`), the seam to
-//! the run's work (`executor/`), and the `ephemeral` command line (`cli/`).
-//! `listener.rs` owns connections (caps, timeouts); `server.rs` assembles
-//! them.
+//! The path of a run, in four files: the route of `POST /v1/runs`
+//! (`api/runs.rs`: HTTP only), the run's life from admission to
+//! settlement with its executor (`lifecycle.rs`, `executor/`), the sandbox
+//! it runs commands in (`sandbox/mod.rs`), and the worker's loop that
+//! holds the sandbox (`ephemeral_worker::guest`).
+//!
+//! Around it: the timeline (`timeline/`: event kinds, writer, live hub,
+//! reader), what a model id means (`models.rs`), the agent loop
+//! (`agent/`), the only holder of credentials (`broker/`), the ledger's
+//! rule (`ledger.rs`) and the store that applies it (`store/`), what is in
+//! flight (`in_flight.rs`), connections (`listener.rs`), and the
+//! `ephemeral` command line (`cli/`). `server.rs` assembles the parts into
+//! [`state::Edge`]; nothing below it imports it.
 
-pub mod agent;
+pub(crate) mod agent;
 pub mod api;
 pub mod broker;
 pub mod cli;
 pub mod config;
-pub mod executor;
+pub(crate) mod executor;
 pub mod ids;
+pub(crate) mod in_flight;
 pub mod isolation;
-pub mod ledger;
+pub(crate) mod ledger;
 pub mod lifecycle;
-pub mod listener;
+pub(crate) mod listener;
 pub mod metrics;
-pub mod microvm_host;
-pub mod ratelimit;
-pub mod recovery;
-pub mod retention;
+pub mod models;
+pub(crate) mod ratelimit;
+pub(crate) mod recovery;
+pub(crate) mod retention;
 pub mod run;
-pub mod sandbox_host;
+pub(crate) mod sandbox;
 pub mod server;
+pub(crate) mod state;
 pub mod store;
-pub mod timeline;
+pub(crate) mod timeline;
 pub mod timestamp;

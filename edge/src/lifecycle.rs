@@ -1,35 +1,188 @@
-//! A run from reservation to settlement: the path of API.md's timeline.
+//! A run from admission to settlement: the path of API.md's timeline.
 //!
-//! `budget.reserved` → sandbox up (`vm.ready`, `worker.started`) → the
-//! executor's work, raced against the deadline, a cancel and the budget →
-//! sandbox down (`vm.destroyed`) → settle → outcome → `worker.destroyed`.
-//! Usage is persisted every tick, so a crash loses at most a tick of it.
+//! [`admit`] (after [`within_rate`], and the API's refusal of a draining
+//! node): the run's record, model and idempotency claim, then one store
+//! transaction that checks the claim and the organisation's runs in
+//! flight, reserves the budget, creates the run and stores its first event
+//! (`budget.reserved`) — and the run starts in the background.
+//!
+//! Then: sandbox up (`vm.ready`, `worker.started`) → the executor's work,
+//! raced against the deadline, a cancel and the budget → sandbox down
+//! (`vm.destroyed`) → settle → outcome → `worker.destroyed`. Usage is
+//! persisted every tick, so a crash loses at most a tick of it. A run
+//! whose shell is off has no sandbox at all: nothing can run a command.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ephemeral_runtime::Limits;
-use serde_json::json;
+use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 use tracing::Instrument;
 
 use crate::agent::budget::Prices;
-use crate::agent::scripted::Script;
 use crate::agent::{AgentExecutor, ModelBackend};
 use crate::executor::{
-    Executor, Meter, Outcome, RunContext, RunEvents, RunSpec, ScriptExecutor, Unavailable,
+    Executor, Meter, Outcome, RunContext, RunSpec, ScriptExecutor, Unavailable,
 };
-use crate::run::{RunError, RunRecord, RunStatus, Usage};
-use crate::sandbox_host::SandboxHandle;
-use crate::server::Edge;
-use crate::store::Finish;
-use crate::timeline::{Event, LiveTimeline};
+use crate::ids::new_run_id;
+use crate::models::{self, Provider};
+use crate::retention::{IDEMPOTENCY_TTL, expires_at};
+use crate::run::{Permissions, RunError, RunRecord, RunRequest, RunStatus, Usage};
+use crate::sandbox::Sandbox;
+use crate::state::Edge;
+use crate::store::{Created, Finish, IdempotencyClaim, NewRun, Org, StoreError};
+use crate::timeline::{
+    Event, EventKind, LiveTimeline, RunEvents, Timeline, destroyed_data, outcome_data,
+};
 use crate::timestamp::now_ms;
 
 /// How often usage is persisted and a cancel from another node is noticed.
 const TICK: Duration = Duration::from_secs(1);
 /// The run object's `isolation` when the run had no sandbox (shell off).
 const NO_SANDBOX: &str = "none";
+/// The most a run's output (its final answer) keeps: the `script` model
+/// answers with everything its commands printed, and a run may make any
+/// number of commands (finding G3). Past it the output is cut, and the
+/// outcome event says `output_truncated` with this figure.
+pub const MAX_RUN_OUTPUT_BYTES: usize = 1 << 20;
+
+/// Why a run was not taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// This node is stopping.
+    Draining,
+    /// The organisation is over its rate; a token is free after this long.
+    RateLimited { per_minute: u32, wait: Duration },
+    /// The `Idempotency-Key` was used with another request.
+    KeyReused,
+    InsufficientFunds { asked: i64, available: i64 },
+    TooManyInFlight { limit: u32 },
+}
+
+/// What admission gave.
+#[derive(Debug)]
+pub enum Admission {
+    /// A new run, started.
+    Admitted(RunRecord),
+    /// The key was used before with the same request: that run's response.
+    Replayed { run_id: String, response: String },
+    Refused(Refusal),
+}
+
+/// A request as admission takes it: the organisation's, checked, with its
+/// body's fingerprint (for the idempotency claim).
+pub struct Asked<'a> {
+    pub org: &'a Org,
+    pub request: RunRequest,
+    /// The request body as parsed: what an `Idempotency-Key` is bound to.
+    pub body: &'a Map<String, Value>,
+    pub idempotency_key: Option<String>,
+}
+
+/// Whether `org` is within its rate of runs on this node (one is taken):
+/// asked before a request's body is read.
+pub fn within_rate(edge: &Edge, org: &Org) -> Result<(), Refusal> {
+    let per_minute = edge.config.limits.runs_per_minute;
+    edge.rate
+        .take(&org.id)
+        .map_err(|wait| Refusal::RateLimited { per_minute, wait })
+}
+
+/// Takes a run: its record and reservation in one transaction, then its
+/// start in the background.
+pub async fn admit(edge: &Arc<Edge>, asked: Asked<'_>) -> Result<Admission, StoreError> {
+    let Asked {
+        org,
+        request,
+        body,
+        idempotency_key,
+    } = asked;
+    let zdr = request.zero_data_retention || org.zero_data_retention;
+    let record = new_record(edge, org, &request, zdr);
+    let claim = idempotency_key.map(|key| IdempotencyClaim {
+        key,
+        fingerprint: blake3::hash(Value::Object(body.clone()).to_string().as_bytes())
+            .to_hex()
+            .to_string(),
+        response: record.to_json().to_string(),
+        not_before: now_ms() - IDEMPOTENCY_TTL.as_millis() as i64,
+    });
+    let first = Event::new(
+        1,
+        EventKind::BudgetReserved,
+        record.created_at,
+        json!({"reserved_micros": record.reserved_micros}),
+    );
+    let new = NewRun {
+        record: record.clone(),
+        idempotency: claim,
+        max_in_flight: i64::from(edge.config.limits.concurrent_runs),
+        first_event: Some(first.to_stored()),
+    };
+    let model = match models::resolve(&edge.config, &request.model).await {
+        Ok(model) => model,
+        Err(e) => models::Model::unavailable(&request.model, e),
+    };
+    let admission = match edge.store.create_run(&new).await? {
+        Created::Created => {
+            tracing::info!(run_id = %record.id, org = %org.id, "run created");
+            let spec = RunSpec {
+                run_id: record.id.clone(),
+                prompt: request.prompt,
+                model,
+                permissions: record.permissions.clone(),
+            };
+            spawn(edge.clone(), record.clone(), spec, request.files, first);
+            Admission::Admitted(record)
+        }
+        Created::Replayed { run_id, response } => Admission::Replayed { run_id, response },
+        Created::KeyReused => Admission::Refused(Refusal::KeyReused),
+        Created::InsufficientFunds { available } => {
+            Admission::Refused(Refusal::InsufficientFunds {
+                asked: request.max_cost_micros,
+                available,
+            })
+        }
+        Created::TooManyInFlight => Admission::Refused(Refusal::TooManyInFlight {
+            limit: edge.config.limits.concurrent_runs,
+        }),
+    };
+    Ok(admission)
+}
+
+fn new_record(edge: &Edge, org: &Org, request: &RunRequest, zdr: bool) -> RunRecord {
+    let created_at = now_ms();
+    RunRecord {
+        id: new_run_id(),
+        org_id: org.id.clone(),
+        status: RunStatus::Queued,
+        created_at,
+        started_at: None,
+        ended_at: None,
+        expires_at: expires_at(created_at, edge.config.retention.days),
+        model: request.model.clone(),
+        isolation: None,
+        permissions: Permissions {
+            shell: request.shell,
+            web: request.web,
+            connections: request.connections.clone(),
+            files: request.files.iter().map(|(p, _)| p.clone()).collect(),
+            timeout_seconds: request.timeout_seconds,
+            max_cost_micros: request.max_cost_micros,
+            zero_data_retention: zdr,
+        },
+        usage: Usage::default(),
+        reserved_micros: request.max_cost_micros,
+        metered: Default::default(),
+        settlement: None,
+        output: None,
+        error: None,
+        metadata: request.metadata.clone(),
+        prompt: (!zdr).then(|| request.prompt.clone()),
+        node_id: edge.node_id.clone(),
+    }
+}
 
 /// Why a run stopped, before it is written down.
 enum Ended {
@@ -39,27 +192,17 @@ enum Ended {
     BudgetExceeded,
 }
 
-/// A run's first event, `budget.reserved`: the store writes it in the
-/// transaction that creates the run, `spawn` hands it to live readers.
-pub fn first_event(record: &RunRecord) -> Event {
-    Event::new(
-        1,
-        "budget.reserved",
-        record.created_at,
-        json!({"reserved_micros": record.reserved_micros}),
-    )
-}
-
 /// Starts a created run in the background; `first` is its first event,
 /// already stored with the run.
-pub fn spawn(
+fn spawn(
     edge: Arc<Edge>,
     record: RunRecord,
     spec: RunSpec,
     files: Vec<(String, Vec<u8>)>,
     first: Event,
 ) {
-    let cancel = edge.register_run(&record.id);
+    let cancel = edge.in_flight.register(&record.id);
+    edge.metrics.run_started();
     // Live before the response goes out, so a reader never misses the start.
     let live = edge.hub.open(&record.id);
     live.push(first);
@@ -68,7 +211,9 @@ pub fn spawn(
     let task = async move {
         let id = record.id.clone();
         drive(&edge, record, spec, files, cancel, live).await;
-        edge.forget_run(&id);
+        edge.hub.close(&id);
+        edge.in_flight.forget(&id);
+        edge.metrics.run_forgotten();
     };
     tokio::spawn(task.instrument(span));
 }
@@ -84,15 +229,13 @@ async fn drive(
     let started = Instant::now();
     let zdr = record.permissions.zero_data_retention;
     // `budget.reserved` (seq 1) was stored with the run.
-    let events = RunEvents::new(
-        &record.id,
-        record.created_at,
-        zdr,
-        edge.store.clone(),
-        live,
-        2,
-        edge.broker.scrubber(),
-    );
+    let timeline = Timeline {
+        run_id: &record.id,
+        created_at: record.created_at,
+        zero_data_retention: zdr,
+        next_seq: 2,
+    };
+    let events = RunEvents::new(timeline, edge.store.clone(), live, edge.broker.scrubber());
     edge.metrics.stage("reserve", started.elapsed());
 
     let deadline = started + Duration::from_secs(record.permissions.timeout_seconds);
@@ -116,7 +259,7 @@ async fn drive(
         None
     };
     let isolation = match sandbox {
-        Some(_) => edge.isolation.timeline_name(),
+        Some(_) => edge.isolation().timeline_name(),
         None => NO_SANDBOX,
     };
     if let Err(e) = edge.store.start_run(&record.id, isolation, now_ms()).await {
@@ -124,24 +267,17 @@ async fn drive(
     }
     if sandbox.is_some() {
         let ready_ms = started.elapsed().as_millis() as u64;
-        events
-            .emit(
-                "vm.ready",
-                json!({"isolation": isolation, "ready_ms": ready_ms}),
-            )
-            .await;
+        let ready = json!({"isolation": isolation, "ready_ms": ready_ms});
+        events.emit(EventKind::VmReady, ready).await;
         edge.metrics.stage("vm_ready", started.elapsed());
     }
     let p = &record.permissions;
-    events
-        .emit(
-            "worker.started",
-            json!({"shell": p.shell, "web": p.web, "connections": p.connections, "files": p.files}),
-        )
-        .await;
+    let worker =
+        json!({"shell": p.shell, "web": p.web, "connections": p.connections, "files": p.files});
+    events.emit(EventKind::WorkerStarted, worker).await;
 
     let vm_started = Instant::now();
-    let sandbox_failed = sandbox.as_ref().map(SandboxHandle::failure);
+    let sandbox_failed = sandbox.as_ref().map(|s| s.failure());
     let sandbox_failed = async move {
         match sandbox_failed {
             Some(failure) => failure.await,
@@ -157,7 +293,7 @@ async fn drive(
         deadline,
     };
     let ended = {
-        let executor = executor_for(edge, &ctx.spec).await;
+        let executor = executor_for(edge, &ctx.spec);
         let work = executor.execute(&ctx);
         tokio::select! {
             outcome = work => Ended::Executor(outcome),
@@ -171,60 +307,51 @@ async fn drive(
             ended = tick(edge, &record.id, &meter, with_sandbox.then_some(vm_started)) => ended,
         }
     };
-    // A jailed worker is killed and reaped now; an in-process command
-    // still running finishes within its own limit on its thread.
     if let Some(sandbox) = ctx.sandbox.take() {
-        if sandbox.worker_pid().is_some() {
-            sandbox.destroy().await;
-        } else {
-            tokio::spawn(sandbox.destroy());
-        }
-        let lifetime = vm_started.elapsed();
-        meter.set_compute(compute_micros(edge, lifetime));
-        events
-            .emit(
-                "vm.destroyed",
-                json!({"lifetime_ms": lifetime.as_millis() as u64}),
-            )
-            .await;
+        destroy(edge, sandbox, vm_started, &meter, &events).await;
     }
     finish(edge, &record, &events, &meter, ended, Some(started)).await;
 }
 
-async fn executor_for(edge: &Edge, spec: &RunSpec) -> Box<dyn Executor> {
+/// Destroys the run's sandbox, bills its lifetime, says so on the timeline.
+async fn destroy(
+    edge: &Edge,
+    sandbox: Box<dyn Sandbox>,
+    since: Instant,
+    meter: &Meter,
+    events: &RunEvents,
+) {
+    sandbox.destroy().await;
+    let lifetime = since.elapsed();
+    meter.set_compute(compute_micros(edge, lifetime));
+    let destroyed = json!({"lifetime_ms": lifetime.as_millis() as u64});
+    events.emit(EventKind::VmDestroyed, destroyed).await;
+}
+
+/// The executor of a run's model.
+fn executor_for(edge: &Edge, spec: &RunSpec) -> Box<dyn Executor> {
     let model = &spec.model;
-    let prices = Prices {
-        input_micros_per_million: model.input_micros_per_million,
-        output_micros_per_million: model.output_micros_per_million,
-    };
-    let backend = match model.provider.as_str() {
-        "script" => return Box::new(ScriptExecutor),
-        "scripted" => match Script::for_upstream(&model.upstream).await {
-            Ok(script) => ModelBackend::Scripted(script),
-            Err(e) => {
-                // The reason names a file of the server: the log has it,
-                // the run only says that the script is not readable.
-                tracing::error!(model = %spec.model_id, error = %e, "cannot load a scripted model");
-                return Box::new(Unavailable(format!(
-                    "model {} is not available: its script cannot be read (the server's log says why)",
-                    spec.model_id
-                )));
-            }
-        },
-        "openai" => {
-            let is_default = spec.model_id == edge.config.default_model;
-            match edge.broker.provider(&spec.model_id, model, is_default) {
-                Ok(client) => ModelBackend::OpenAi(client),
+    let backend = match &model.provider {
+        Provider::Script => return Box::new(ScriptExecutor),
+        Provider::Unavailable(why) => return Box::new(Unavailable(why.clone())),
+        Provider::Scripted(script) => ModelBackend::Scripted(script.clone()),
+        Provider::OpenAi => {
+            let is_default = model.id == edge.config.default_model;
+            match edge.broker.provider(&model.id, &model.config, is_default) {
+                Ok(access) => ModelBackend::OpenAi(crate::agent::openai::OpenAiClient::new(access)),
                 Err(e) => return Box::new(Unavailable(e)),
             }
         }
-        other => return Box::new(Unavailable(format!("unknown provider {other:?}"))),
     };
+    let config = &model.config;
     Box::new(AgentExecutor {
         backend,
         broker: edge.broker.clone(),
-        prices,
-        max_output_tokens: model.max_output_tokens,
+        prices: Prices {
+            input_micros_per_million: config.input_micros_per_million,
+            output_micros_per_million: config.output_micros_per_million,
+        },
+        max_output_tokens: config.max_output_tokens,
         connections: spec
             .permissions
             .connections
@@ -243,8 +370,54 @@ async fn finish(
     ended: Ended,
     started: Option<Instant>,
 ) {
+    let (status, output, error) = outcome_of(ended, record);
+    // What is stored and shown never carries a secret the broker attached
+    // (a provider that echoes its key in an error or an answer).
+    let scrubber = edge.broker.scrubber();
+    let (output, output_cut) = match output.map(|o| capped_output(scrubber.scrub(&o))) {
+        Some((o, cut)) => (Some(o), cut),
+        None => (None, false),
+    };
+    let error = error.map(|e| RunError::new(&e.code, scrubber.scrub(&e.message)));
+    let (usage, metered) = meter.snapshot();
+    let zdr = record.permissions.zero_data_retention;
+    let finish = Finish {
+        status,
+        output: if zdr { None } else { output.clone() },
+        error: error.clone(),
+        ended_at: now_ms(),
+        usage,
+        metered,
+    };
+    let settlement = match edge.store.finish_run(&record.id, &finish).await {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            tracing::warn!(run_id = %record.id, "run was already settled");
+            return;
+        }
+        Err(e) => {
+            // Left in flight: the next start (or another node) settles it.
+            tracing::error!(run_id = %record.id, error = %e, "cannot settle the run");
+            return;
+        }
+    };
+    let mut outcome = outcome_data(&usage, output.as_deref(), error.as_ref());
+    if output_cut {
+        outcome["output_truncated"] = json!(MAX_RUN_OUTPUT_BYTES);
+    }
+    events.emit(EventKind::ending(status), outcome).await;
+    let destroyed = destroyed_data(&settlement);
+    events.emit(EventKind::WorkerDestroyed, destroyed).await;
+    if let Some(started) = started {
+        edge.metrics.run_ended(status, started.elapsed());
+    }
+    tracing::info!(run_id = %record.id, status = status.as_str(), charged = settlement.charged, "run ended");
+}
+
+/// The status, output and error a way of ending gives.
+fn outcome_of(ended: Ended, record: &RunRecord) -> (RunStatus, Option<String>, Option<RunError>) {
     let timeout = record.permissions.timeout_seconds;
-    let (status, output, error) = match ended {
+    match ended {
         Ended::Executor(Outcome::Succeeded { output }) => {
             (RunStatus::Succeeded, Some(output), None)
         }
@@ -278,60 +451,8 @@ async fn finish(
                 ),
             )),
         ),
-    };
-    // What is stored and shown never carries a secret the broker attached
-    // (a provider that echoes its key in an error or an answer).
-    let scrubber = edge.broker.scrubber();
-    let output = output.map(|o| scrubber.scrub(&o));
-    let (output, output_cut) = match output {
-        Some(o) => {
-            let (o, cut) = capped_output(o);
-            (Some(o), cut)
-        }
-        None => (None, false),
-    };
-    let error = error.map(|e| RunError::new(&e.code, scrubber.scrub(&e.message)));
-    let (usage, metered) = meter.snapshot();
-    let zdr = record.permissions.zero_data_retention;
-    let finish = Finish {
-        status,
-        output: if zdr { None } else { output.clone() },
-        error: error.clone(),
-        ended_at: now_ms(),
-        usage,
-        metered,
-    };
-    let settlement = match edge.store.finish_run(&record.id, &finish).await {
-        Ok(Some(s)) => s,
-        Ok(None) => {
-            tracing::warn!(run_id = %record.id, "run was already settled");
-            return;
-        }
-        Err(e) => {
-            // Left in flight: the next start (or another node) settles it.
-            tracing::error!(run_id = %record.id, error = %e, "cannot settle the run");
-            return;
-        }
-    };
-    let mut outcome = outcome_event(&usage, output.as_deref(), error.as_ref());
-    if output_cut {
-        outcome["output_truncated"] = json!(MAX_RUN_OUTPUT_BYTES);
     }
-    events.emit(status.event_type(), outcome).await;
-    events
-        .emit("worker.destroyed", destroyed_event(&settlement))
-        .await;
-    if let Some(started) = started {
-        edge.metrics.run_ended(status, started.elapsed());
-    }
-    tracing::info!(run_id = %record.id, status = status.as_str(), charged = settlement.charged, "run ended");
 }
-
-/// The most a run's output (its final answer) keeps: the `script` model
-/// answers with everything its commands printed, and a run may make any
-/// number of commands (finding G3). Past it the output is cut, and the
-/// outcome event says `output_truncated` with this figure.
-pub const MAX_RUN_OUTPUT_BYTES: usize = 1 << 20;
 
 /// `output` cut to `MAX_RUN_OUTPUT_BYTES` at a character boundary, and
 /// whether it was.
@@ -341,33 +462,6 @@ fn capped_output(mut output: String) -> (String, bool) {
     }
     output.truncate(output.floor_char_boundary(MAX_RUN_OUTPUT_BYTES));
     (output, true)
-}
-
-/// The data of a run's outcome event (`run.succeeded`, `run.failed`, …):
-/// its model calls and tokens, and its error or else its output.
-pub fn outcome_event(
-    usage: &Usage,
-    output: Option<&str>,
-    error: Option<&RunError>,
-) -> serde_json::Value {
-    let mut outcome = json!({
-        "model_calls": usage.model_calls,
-        "total_tokens": usage.input_tokens + usage.output_tokens,
-    });
-    match (output, error) {
-        (_, Some(error)) => outcome["error"] = json!(error),
-        (Some(output), None) => outcome["output"] = json!(output),
-        _ => {}
-    }
-    outcome
-}
-
-pub fn destroyed_event(s: &crate::ledger::Settlement) -> serde_json::Value {
-    json!({
-        "charged_micros": s.charged,
-        "released_micros": s.released,
-        "cost": {"model": s.model, "web": s.web, "compute": s.compute},
-    })
 }
 
 /// Every tick: compute metered (from the sandbox's start, when there is

@@ -6,11 +6,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::lifecycle::{destroyed_event, outcome_event};
 use crate::run::{RunError, RunRecord, RunStatus};
-use crate::server::Edge;
+use crate::state::Edge;
 use crate::store::{Finish, StoredEvent};
-use crate::timeline::Event;
+use crate::timeline::{Event, EventKind, destroyed_data, outcome_data};
 use crate::timestamp::now_ms;
 
 /// How often a node says it is alive.
@@ -103,19 +102,15 @@ async fn settle_interrupted(edge: &Edge, run: &RunRecord) -> bool {
         }
     };
     let last = edge.store.last_seq(&run.id).await.unwrap_or(0);
-    let outcome = outcome_event(&run.usage, None, Some(&error));
+    let outcome = outcome_data(&run.usage, None, Some(&error));
+    let failed = EventKind::ending(RunStatus::Failed);
     let events = [
-        Event::new(
-            last + 1,
-            RunStatus::Failed.event_type(),
-            run.created_at,
-            outcome,
-        ),
+        Event::new(last + 1, failed, run.created_at, outcome),
         Event::new(
             last + 2,
-            "worker.destroyed",
+            EventKind::WorkerDestroyed,
             run.created_at,
-            destroyed_event(&settlement),
+            destroyed_data(&settlement),
         ),
     ];
     for event in events {

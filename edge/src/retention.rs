@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::server::Edge;
+use crate::state::Edge;
 use crate::timestamp::now_ms;
 
 /// How long an `Idempotency-Key` is remembered (API.md).

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+pub use crate::ledger::Metered;
 use crate::ledger::Settlement;
 use crate::timestamp::rfc3339;
 
@@ -53,16 +54,21 @@ impl RunStatus {
         !matches!(self, RunStatus::Queued | RunStatus::Running)
     }
 
-    /// The timeline event that ends a run with this status.
-    pub fn event_type(self) -> &'static str {
-        match self {
-            RunStatus::Succeeded => "run.succeeded",
-            RunStatus::TimedOut => "run.timed_out",
-            RunStatus::BudgetExceeded => "run.budget_exceeded",
-            RunStatus::Cancelled => "run.cancelled",
-            _ => "run.failed",
-        }
-    }
+}
+
+/// What `POST /v1/runs` asked for, checked (API.md: every field's rule).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRequest {
+    pub prompt: String,
+    pub shell: bool,
+    pub web: bool,
+    pub timeout_seconds: u64,
+    pub max_cost_micros: i64,
+    pub model: String,
+    pub connections: Vec<String>,
+    pub files: Vec<(String, Vec<u8>)>,
+    pub zero_data_retention: bool,
+    pub metadata: BTreeMap<String, String>,
 }
 
 /// What the request allowed; echoed in the run object.
@@ -83,22 +89,6 @@ pub struct Usage {
     pub model_calls: i64,
     pub input_tokens: i64,
     pub output_tokens: i64,
-}
-
-/// What a run has used so far, by kind, in micros: persisted as it goes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Metered {
-    pub model_micros: i64,
-    pub web_micros: i64,
-    pub compute_micros: i64,
-}
-
-impl Metered {
-    pub fn total(&self) -> i64 {
-        self.model_micros
-            .saturating_add(self.web_micros)
-            .saturating_add(self.compute_micros)
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -102,10 +102,13 @@ async fn a_request_cannot_name_a_host_file_as_its_model() {
     server.stop().await;
 }
 
+/// What `ephemeral serve` says of a configuration before it starts: its
+/// own checks, then whether its scripted models' files can be read.
 fn error_of(config: &Config) -> String {
-    match config.validate() {
+    let checked = config.validate().map_err(|e| e.to_string());
+    match checked.and_then(|()| ephemeral_edge::models::check_scripts(config)) {
         Ok(()) => String::new(),
-        Err(e) => e.to_string(),
+        Err(e) => e,
     }
 }
 

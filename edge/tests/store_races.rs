@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 
 use ephemeral_edge::ids::{key_hash, new_run_id};
 use ephemeral_edge::run::{Metered, Permissions, RunRecord, RunStatus, Usage};
-use ephemeral_edge::store::{Created, Finish, IdempotencyClaim, NewRun, Org, Store};
+use std::sync::Arc;
+
+use ephemeral_edge::store::{self, Created, Finish, IdempotencyClaim, NewRun, Org, Store};
 use ephemeral_edge::timestamp::now_ms;
 use futures_util::future::join_all;
 use support::Backend;
@@ -21,19 +23,19 @@ on_both_stores!(
 );
 
 /// Two handles on one fresh database (the folder keeps SQLite's file).
-async fn two_stores(backend: Backend) -> (Store, Store, tempfile::TempDir) {
+async fn two_stores(backend: Backend) -> (Arc<dyn Store>, Arc<dyn Store>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ephemeral.sqlite3");
     let url = match backend {
         Backend::Sqlite => None,
         Backend::Postgres => Some(support::postgres::fresh_database().await),
     };
-    let a = Store::open(url.as_deref(), &path).await.unwrap();
-    let b = Store::open(url.as_deref(), &path).await.unwrap();
+    let a = store::open(url.as_deref(), &path).await.unwrap();
+    let b = store::open(url.as_deref(), &path).await.unwrap();
     (a, b, dir)
 }
 
-async fn org(store: &Store, balance: i64) -> Org {
+async fn org(store: &dyn Store, balance: i64) -> Org {
     let key = support::org_key(store, "acme", balance).await;
     store.org_for_key(&key_hash(&key)).await.unwrap().unwrap()
 }
@@ -190,7 +192,7 @@ async fn racing_first_keys_make_one_org(backend: Backend) {
 async fn nodes_starting_together_migrate_once() {
     let url = support::postgres::fresh_database().await;
     let dir = tempfile::tempdir().unwrap();
-    let opens = (0..4).map(|_| Store::open(Some(&url), dir.path()));
+    let opens = (0..4).map(|_| store::open(Some(&url), dir.path()));
     for store in join_all(opens).await {
         assert_eq!(store.unwrap().kind(), "postgres");
     }

@@ -48,7 +48,7 @@ async fn escapes_are_refused() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_worker_cannot_reach_another_runs_worker() {
     let (a, b) = tokio::join!(worker(), worker());
-    let other = b.pid();
+    let other = b.pid().expect("a worker process");
     refused(&a, Probe::Kill { pid: other }).await;
     refused(&a, Probe::Ptrace { pid: other }).await;
     refused(

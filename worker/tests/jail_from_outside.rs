@@ -12,7 +12,7 @@ use support::{config, run, status, worker};
 #[tokio::test(flavor = "multi_thread")]
 async fn a_running_worker_is_confined() {
     let worker = worker().await;
-    let pid = worker.pid();
+    let pid = worker.pid().expect("a worker process");
     let busy = worker.exec("sleep 2; echo done", Duration::from_secs(10));
     tokio::time::sleep(Duration::from_millis(300)).await;
 

@@ -38,7 +38,7 @@ async fn a_worker_past_its_cgroup_cap_is_killed_and_the_cause_named() {
     };
     let worker = worker_with(&config, limits).await;
     let bystander = worker_with(&support::config(), Limits::default()).await;
-    let worker_pid = worker.pid();
+    let worker_pid = worker.pid().expect("a worker process");
     let cgroups = worker.cgroup_paths().to_vec();
     let ran = run_for(
         &worker,
@@ -69,7 +69,7 @@ with open('big', 'wb') as f:
 #[tokio::test(flavor = "multi_thread")]
 async fn kill_9_of_a_worker_mid_command_fails_it_and_leaves_nothing() {
     let worker = worker().await;
-    let pid = worker.pid();
+    let pid = worker.pid().expect("a worker process");
     let cgroups = worker.cgroup_paths().to_vec();
     let mut events = worker.exec("sleep 30", Duration::from_secs(60));
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -91,7 +91,7 @@ async fn kill_9_of_a_worker_mid_command_fails_it_and_leaves_nothing() {
 #[tokio::test(flavor = "multi_thread")]
 async fn destroy_mid_command_kills_at_once() {
     let worker = worker().await;
-    let pid = worker.pid();
+    let pid = worker.pid().expect("a worker process");
     let _events = worker.exec("sleep 30", Duration::from_secs(60));
     tokio::time::sleep(Duration::from_millis(200)).await;
     let started = std::time::Instant::now();
@@ -109,7 +109,7 @@ async fn destroy_mid_command_kills_at_once() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_worker_that_stops_answering_is_declared_hung_and_killed() {
     let worker = worker().await;
-    let pid = worker.pid();
+    let pid = worker.pid().expect("a worker process");
     let cgroups = worker.cgroup_paths().to_vec();
     let events = worker.exec("sleep 5", Duration::from_secs(1));
     // SAFETY: stopping the worker this test made.

@@ -11,6 +11,7 @@ pub mod budget;
 pub mod openai;
 pub mod prompt;
 pub mod scripted;
+mod tools;
 pub mod transcript;
 
 use std::sync::Arc;
@@ -18,20 +19,17 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::broker::{Broker, ConnectionCall};
+use crate::broker::Broker;
 use crate::config::ConnectionConfig;
 use crate::executor::{BoxFuture, Executor, Outcome, RunContext};
 use crate::run::RunError;
+use crate::timeline::EventKind;
 use budget::{Prices, estimate_tokens};
+pub use tools::truncate_for_model;
 use transcript::{Step, ToolCall, ToolOutput, Transcript};
 
 /// Model calls a run may make.
 pub const MAX_STEPS: usize = 24;
-/// A shell command's time limit when the model gives none, and the most it may ask.
-const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
-const MAX_COMMAND_TIMEOUT: Duration = Duration::from_secs(300);
-/// Tool output given back to the model; more is cut in the middle.
-const MAX_TOOL_OUTPUT: usize = 16_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
@@ -64,7 +62,7 @@ pub struct ModelTurn {
 /// Where a model's turns come from.
 pub enum ModelBackend {
     OpenAi(openai::OpenAiClient),
-    Scripted(scripted::Script),
+    Scripted(Arc<scripted::Script>),
 }
 
 pub struct AgentExecutor {
@@ -104,7 +102,7 @@ impl AgentExecutor {
                 ));
             };
             let request = ModelRequest {
-                upstream: run.spec.model.upstream.clone(),
+                upstream: run.spec.model.config.upstream.clone(),
                 messages: transcript.messages(),
                 tools: tools.clone(),
                 max_tokens,
@@ -177,10 +175,10 @@ impl AgentExecutor {
         run.meter.model_call(input, output, charged);
         run.events
             .emit(
-                "model.call",
+                EventKind::ModelCall,
                 json!({
                     "n": n,
-                    "model": run.spec.model_id,
+                    "model": run.spec.model.id,
                     "input_tokens": input,
                     "output_tokens": output,
                     "cost_micros": charged,
@@ -191,123 +189,6 @@ impl AgentExecutor {
     }
 
     async fn run_tool(&self, run: &RunContext, call: &ToolCall) -> ToolOutput {
-        let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-        let permissions = &run.spec.permissions;
-        match call.name.as_str() {
-            "shell" if permissions.shell => match args["command"].as_str() {
-                Some(command) => shell(run, call, command, &args).await,
-                None => refusal("the shell tool needs {\"command\": \"…\"}"),
-            },
-            "web_fetch" if permissions.web => match args["url"].as_str() {
-                Some(url) => self.broker.web_fetch(run, &call.id, url).await,
-                None => refusal("web_fetch needs {\"url\": \"…\"}"),
-            },
-            "shell" | "web_fetch" => refusal(&format!(
-                "the {} tool is not allowed in this run",
-                call.name
-            )),
-            name if name.starts_with("conn_") => self.connection(run, call, &args).await,
-            other => refusal(&format!("there is no tool named {other:?}")),
-        }
-    }
-}
-
-impl AgentExecutor {
-    async fn connection(&self, run: &RunContext, call: &ToolCall, args: &Value) -> ToolOutput {
-        let Some((name, conn)) = self
-            .connections
-            .iter()
-            .find(|(n, _)| prompt::connection_tool(n) == call.name)
-        else {
-            return refusal(&format!(
-                "there is no connection behind {:?} in this run",
-                call.name
-            ));
-        };
-        let (Some(method), Some(path)) = (args["method"].as_str(), args["path"].as_str()) else {
-            return refusal("a connection call needs {\"method\": \"…\", \"path\": \"…\"}");
-        };
-        let request = ConnectionCall {
-            name,
-            method,
-            path,
-            body: args["body"].as_str(),
-        };
-        self.broker
-            .call_connection(run, &call.id, conn, request)
-            .await
-    }
-}
-
-async fn shell(run: &RunContext, call: &ToolCall, command: &str, args: &Value) -> ToolOutput {
-    let asked = args["timeout_seconds"]
-        .as_u64()
-        .map(Duration::from_secs)
-        .unwrap_or(DEFAULT_COMMAND_TIMEOUT);
-    let left = run.deadline.saturating_duration_since(Instant::now());
-    let timeout = asked
-        .min(MAX_COMMAND_TIMEOUT)
-        .min(left)
-        .max(Duration::from_millis(1));
-    let result = run.shell(&call.id, command, timeout).await;
-    let mut text = format!("exit code: {}\n", result.exit_code);
-    if let Some(limit) = &result.limit {
-        text.push_str(&format!("limit hit: {limit}\n"));
-    }
-    // One sequence, as a terminal shows it: which lines were errors is
-    // told by their order next to the rest, not by two separate buffers.
-    text.push_str("output (stdout and stderr, in the order written):\n");
-    text.push_str(&result.output);
-    ToolOutput {
-        stdout: result.stdout,
-        stderr: result.stderr,
-        exit_code: i64::from(result.exit_code),
-        for_model: truncate_for_model(&text),
-        refused: false,
-    }
-}
-
-fn refusal(message: &str) -> ToolOutput {
-    ToolOutput {
-        stderr: message.to_string(),
-        exit_code: 1,
-        for_model: format!("error: {message}"),
-        refused: true,
-        ..Default::default()
-    }
-}
-
-/// Keeps the start and the end of a long output, saying what was cut.
-pub fn truncate_for_model(text: &str) -> String {
-    if text.len() <= MAX_TOOL_OUTPUT {
-        return text.to_string();
-    }
-    let half = MAX_TOOL_OUTPUT / 2;
-    let head_end = (0..=half)
-        .rev()
-        .find(|&i| text.is_char_boundary(i))
-        .unwrap_or(0);
-    let tail_start = (text.len() - half..text.len())
-        .find(|&i| text.is_char_boundary(i))
-        .unwrap_or(text.len());
-    let omitted = tail_start - head_end;
-    format!(
-        "{}\n[… {omitted} bytes omitted: the output was {} bytes; narrow the command (head, grep, tail) to see more …]\n{}",
-        &text[..head_end],
-        text.len(),
-        &text[tail_start..]
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn long_outputs_keep_both_ends_with_a_note() {
-        let text = format!("{}{}", "a".repeat(20_000), "zend");
-        let cut = super::truncate_for_model(&text);
-        assert!(cut.len() < 17_000);
-        assert!(cut.starts_with("aaa") && cut.ends_with("zend"));
-        assert!(cut.contains("bytes omitted"));
-        assert_eq!(super::truncate_for_model("short"), "short");
+        tools::run(&self.broker, &self.connections, run, call).await
     }
 }

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use super::transcript::ToolCall;
 use super::{ModelError, ModelRequest, ModelTurn};
+use crate::broker::ProviderAccess;
 
 /// Tries of one call: the first and three retries.
 const ATTEMPTS: u32 = 4;
@@ -97,16 +98,26 @@ impl Assembler {
 
 /// A provider at `base_url` with the broker's key.
 pub struct OpenAiClient {
-    pub http: reqwest::Client,
-    pub base_url: String,
-    pub key: Option<String>,
+    http: reqwest::Client,
+    base_url: String,
+    key: Option<String>,
     /// Cuts the key (and every other secret) out of what the provider
     /// says: its errors and its turns (an echoing gateway, a model that
     /// repeats its own headers).
-    pub scrubber: std::sync::Arc<crate::broker::Scrubber>,
+    scrubber: std::sync::Arc<crate::broker::Scrubber>,
 }
 
 impl OpenAiClient {
+    /// A client over the broker's access to a provider.
+    pub fn new(access: ProviderAccess) -> OpenAiClient {
+        OpenAiClient {
+            http: access.http,
+            base_url: access.base_url,
+            key: access.key,
+            scrubber: access.scrubber,
+        }
+    }
+
     pub async fn complete(
         &self,
         request: &ModelRequest,

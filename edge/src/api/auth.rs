@@ -4,7 +4,7 @@ use axum::http::{HeaderMap, header};
 
 use super::problem::Problem;
 use crate::ids::key_hash;
-use crate::server::Edge;
+use crate::state::Edge;
 use crate::store::Org;
 
 /// The organisation the request's key belongs to.

@@ -22,10 +22,10 @@ use serde_json::json;
 pub use problem::{PROBLEMS, Problem};
 pub use request::MAX_BODY_BYTES;
 
-use crate::sandbox_host::Sandboxes;
-use crate::server::Edge;
+use crate::state::Edge;
+use crate::store::Store as _;
 
-pub fn router(edge: Arc<Edge>) -> Router {
+pub(crate) fn router(edge: Arc<Edge>) -> Router {
     Router::new()
         .route("/v1/runs", post(runs::create).get(runs::list))
         .route("/v1/runs/{id}", get(runs::get_one))
@@ -49,19 +49,15 @@ pub fn router(edge: Arc<Edge>) -> Router {
 async fn health(State(edge): State<Arc<Edge>>) -> Response {
     let store_ok = edge.store.last_seq("run_health").await.is_ok();
     let mut body = json!({
-        "status": if store_ok && !edge.is_draining() { "ok" } else { "degraded" },
+        "status": if store_ok && !edge.in_flight.is_draining() { "ok" } else { "degraded" },
         "node": edge.node_id,
         "store": edge.store.kind(),
-        "isolation": edge.isolation.timeline_name(),
-        "runs_in_flight": edge.runs_in_flight(),
-        "draining": edge.is_draining(),
+        "isolation": edge.isolation().timeline_name(),
+        "runs_in_flight": edge.in_flight.len(),
+        "draining": edge.in_flight.is_draining(),
     });
-    if let Sandboxes::Jailed(pool) = &edge.sandboxes {
-        body["workers"] = json!({
-            "pool_size": pool.size(),
-            "ready": pool.ready(),
-            "last_error": pool.last_error(),
-        });
+    if let Some(workers) = edge.sandboxes.health() {
+        body["workers"] = workers;
     }
     let status = if store_ok { 200 } else { 503 };
     (

@@ -9,6 +9,7 @@ use base64::Engine;
 use serde_json::{Map, Value};
 
 use super::problem::{FieldError, Problem};
+use crate::run::RunRequest;
 
 /// Largest request body, `files` included (API.md: 12 MiB in all).
 pub const MAX_BODY_BYTES: usize = 12 << 20;
@@ -36,21 +37,6 @@ const FIELDS: &[&str] = &[
     "zero_data_retention",
     "metadata",
 ];
-
-/// A valid request.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunRequest {
-    pub prompt: String,
-    pub shell: bool,
-    pub web: bool,
-    pub timeout_seconds: u64,
-    pub max_cost_micros: i64,
-    pub model: String,
-    pub connections: Vec<String>,
-    pub files: Vec<(String, Vec<u8>)>,
-    pub zero_data_retention: bool,
-    pub metadata: BTreeMap<String, String>,
-}
 
 /// What a request is checked against.
 pub struct Rules<'a> {

@@ -1,7 +1,7 @@
-//! The `/v1/runs` endpoints. `create` is the front door of a run: auth,
-//! rate, body, idempotency and reservation (one store transaction), then
-//! the run starts in the background and the caller gets the run object or
-//! its live timeline.
+//! The `/v1/runs` endpoints: HTTP only. `create` parses and checks the
+//! request, hands it to admission (`lifecycle::admit`) and answers with
+//! what admission gave: the run object or its live timeline, a replay, or
+//! the problem that refused it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,24 +17,29 @@ use serde_json::{Value, json};
 
 use super::auth::organisation;
 use super::problem::Problem;
-use super::request::{MAX_BODY_BYTES, Rules, RunRequest, parse_object, validate};
+use super::request::{MAX_BODY_BYTES, Rules, parse_object, validate};
 use super::timeline_stream;
-use crate::executor::RunSpec;
-use crate::ids::{is_run_id, new_run_id};
-use crate::lifecycle;
-use crate::retention::{IDEMPOTENCY_TTL, expires_at};
-use crate::run::{Permissions, RunRecord, RunStatus, Usage};
-use crate::server::Edge;
-use crate::store::{Created, IdempotencyClaim, NewRun, Org};
-use crate::timestamp::now_ms;
+use crate::ids::is_run_id;
+use crate::lifecycle::{self, Admission, Asked, Refusal};
+use crate::models;
+use crate::run::RunRecord;
+use crate::state::Edge;
+use crate::store::Org;
+use crate::timeline::{Event, EventKind};
 
 const MAX_IDEMPOTENCY_KEY: usize = 255;
 /// `Retry-After` for too many runs at once: runs end in seconds to minutes.
 const RETRY_TOO_MANY_RUNS: u64 = 5;
+/// `Retry-After` of a node that is shutting down.
+const RETRY_DRAINING: u64 = 5;
 const DEFAULT_PAGE: i64 = 20;
 const MAX_PAGE: i64 = 100;
 
-pub async fn create(State(edge): State<Arc<Edge>>, headers: HeaderMap, body: Body) -> Response {
+pub(crate) async fn create(
+    State(edge): State<Arc<Edge>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
     match create_run(&edge, &headers, body).await {
         Ok(response) => response,
         Err(problem) => problem.into_response(),
@@ -46,24 +51,57 @@ async fn create_run(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response, Problem> {
-    if edge.is_draining() {
-        return Err(Problem::new("shutting-down", "this node is shutting down")
-            .header(header::RETRY_AFTER, "5"));
+    if edge.in_flight.is_draining() {
+        return Err(refused(Refusal::Draining));
     }
     let org = organisation(edge, headers).await?;
     let idempotency_key = idempotency_key(headers)?;
-    edge.rate.take(&org.id).map_err(|wait| {
-        Problem::new(
-            "rate-limited",
-            format!(
-                "at most {} runs a minute",
-                edge.config.limits.runs_per_minute
-            ),
-        )
-        .header(header::RETRY_AFTER, wait.as_secs().max(1).to_string())
-    })?;
+    lifecycle::within_rate(edge, &org).map_err(refused)?;
+    let bytes = read_body(edge, body).await?;
+    let object = parse_object(&bytes)?;
+    let is_connection = |c: &str| {
+        edge.config
+            .connections
+            .get(c)
+            .is_some_and(|conn| conn.allows_org(&org.name))
+    };
+    let is_model = |m: &str| models::is_known(&edge.config, m);
+    let request = validate(&object, &rules_for(edge, &org, &is_model, &is_connection))?;
+    let asked = Asked {
+        org: &org,
+        request,
+        body: &object,
+        idempotency_key,
+    };
+    let wants_stream = wants_event_stream(headers);
+    let admission = lifecycle::admit(edge, asked)
+        .await
+        .map_err(|e| Problem::internal(&e))?;
+    match admission {
+        Admission::Admitted(record) => {
+            let response = if wants_stream {
+                timeline_stream::response(edge.clone(), record.id.clone(), 0)
+            } else {
+                axum::Json(record.to_json()).into_response()
+            };
+            Ok(created(response, &record.id, false))
+        }
+        Admission::Replayed { run_id, response } => {
+            let response = if wants_stream {
+                timeline_stream::response(edge.clone(), run_id.clone(), 0)
+            } else {
+                json_text(response)
+            };
+            Ok(created(response, &run_id, true))
+        }
+        Admission::Refused(refusal) => Err(refused(refusal)),
+    }
+}
+
+/// The body, read within the body timeout and under the size cap.
+async fn read_body(edge: &Edge, body: Body) -> Result<Bytes, Problem> {
     let body_timeout = Duration::from_secs(edge.config.limits.body_read_timeout_seconds.max(1));
-    let bytes = tokio::time::timeout(body_timeout, to_bytes(body, MAX_BODY_BYTES))
+    tokio::time::timeout(body_timeout, to_bytes(body, MAX_BODY_BYTES))
         .await
         .map_err(|_| {
             Problem::new(
@@ -74,83 +112,31 @@ async fn create_run(
                 ),
             )
         })?
-        .map_err(body_problem)?;
-    let object = parse_object(&bytes)?;
-    let is_connection = |c: &str| {
-        edge.config
-            .connections
-            .get(c)
-            .is_some_and(|conn| conn.allows_org(&org.name))
-    };
-    let request = validate(
-        &object,
-        &rules_for(edge, &org, &|m| is_model(edge, m), &is_connection),
-    )?;
-    let zdr = request.zero_data_retention || org.zero_data_retention;
-    let record = new_record(edge, &org, &request, zdr);
-    let claim = idempotency_key.map(|key| IdempotencyClaim {
-        key,
-        fingerprint: blake3::hash(Value::Object(object.clone()).to_string().as_bytes())
-            .to_hex()
-            .to_string(),
-        response: record.to_json().to_string(),
-        not_before: now_ms() - IDEMPOTENCY_TTL.as_millis() as i64,
-    });
-    let first = lifecycle::first_event(&record);
-    let new = NewRun {
-        record: record.clone(),
-        idempotency: claim,
-        max_in_flight: i64::from(edge.config.limits.concurrent_runs),
-        first_event: Some(first.to_stored()),
-    };
-    let wants_stream = wants_event_stream(headers);
-    match edge
-        .store
-        .create_run(&new)
-        .await
-        .map_err(|e| Problem::internal(&e))?
-    {
-        Created::Created => {
-            tracing::info!(run_id = %record.id, org = %org.id, "run created");
-            // validate() accepted the model, so it resolves.
-            let Some(spec) = spec_for(edge, &record, &request) else {
-                return Err(Problem::internal(&"a validated model did not resolve"));
-            };
-            lifecycle::spawn(edge.clone(), record.clone(), spec, request.files, first);
-            let response = if wants_stream {
-                timeline_stream::response(edge.clone(), record.id.clone(), 0)
-            } else {
-                axum::Json(record.to_json()).into_response()
-            };
-            Ok(created(response, &record.id, false))
+        .map_err(body_problem)
+}
+
+/// The problem a refusal is.
+fn refused(refusal: Refusal) -> Problem {
+    match refusal {
+        Refusal::Draining => Problem::new("shutting-down", "this node is shutting down")
+            .header(header::RETRY_AFTER, RETRY_DRAINING.to_string()),
+        Refusal::RateLimited { per_minute, wait } => {
+            Problem::new("rate-limited", format!("at most {per_minute} runs a minute"))
+                .header(header::RETRY_AFTER, wait.as_secs().max(1).to_string())
         }
-        Created::Replayed { run_id, response } => {
-            let response = if wants_stream {
-                timeline_stream::response(edge.clone(), run_id.clone(), 0)
-            } else {
-                json_text(response)
-            };
-            Ok(created(response, &run_id, true))
-        }
-        Created::KeyReused => Err(Problem::new(
+        Refusal::KeyReused => Problem::new(
             "idempotency-key-reused",
             "this Idempotency-Key was used with a different request in the last 24 hours",
-        )),
-        Created::InsufficientFunds { available } => Err(Problem::new(
+        ),
+        Refusal::InsufficientFunds { asked, available } => Problem::new(
             "insufficient-funds",
-            format!(
-                "max_cost_micros is {} but the free balance is {available}",
-                request.max_cost_micros
-            ),
-        )),
-        Created::TooManyInFlight => Err(Problem::new(
+            format!("max_cost_micros is {asked} but the free balance is {available}"),
+        ),
+        Refusal::TooManyInFlight { limit } => Problem::new(
             "too-many-runs",
-            format!(
-                "at most {} runs in flight per organisation",
-                edge.config.limits.concurrent_runs
-            ),
+            format!("at most {limit} runs in flight per organisation"),
         )
-        .header(header::RETRY_AFTER, RETRY_TOO_MANY_RUNS.to_string())),
+        .header(header::RETRY_AFTER, RETRY_TOO_MANY_RUNS.to_string()),
     }
 }
 
@@ -168,55 +154,6 @@ fn rules_for<'a>(
         is_model,
         is_connection,
     }
-}
-
-fn new_record(edge: &Edge, org: &Org, request: &RunRequest, zdr: bool) -> RunRecord {
-    let created_at = now_ms();
-    RunRecord {
-        id: new_run_id(),
-        org_id: org.id.clone(),
-        status: RunStatus::Queued,
-        created_at,
-        started_at: None,
-        ended_at: None,
-        expires_at: expires_at(created_at, edge.config.retention.days),
-        model: request.model.clone(),
-        isolation: None,
-        permissions: Permissions {
-            shell: request.shell,
-            web: request.web,
-            connections: request.connections.clone(),
-            files: request.files.iter().map(|(p, _)| p.clone()).collect(),
-            timeout_seconds: request.timeout_seconds,
-            max_cost_micros: request.max_cost_micros,
-            zero_data_retention: zdr,
-        },
-        usage: Usage::default(),
-        reserved_micros: request.max_cost_micros,
-        metered: Default::default(),
-        settlement: None,
-        output: None,
-        error: None,
-        metadata: request.metadata.clone(),
-        prompt: (!zdr).then(|| request.prompt.clone()),
-        node_id: edge.node_id.clone(),
-    }
-}
-
-/// A model of the catalogue. Nothing a request names is read from the
-/// server's disk: scripted models are catalogue entries the operator made.
-fn is_model(edge: &Edge, id: &str) -> bool {
-    edge.config.resolve_model(id).is_some()
-}
-
-fn spec_for(edge: &Edge, record: &RunRecord, request: &RunRequest) -> Option<RunSpec> {
-    Some(RunSpec {
-        run_id: record.id.clone(),
-        prompt: request.prompt.clone(),
-        model_id: request.model.clone(),
-        model: edge.config.resolve_model(&request.model)?,
-        permissions: record.permissions.clone(),
-    })
 }
 
 fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Problem> {
@@ -277,7 +214,7 @@ async fn owned_run(edge: &Edge, org: &Org, id: &str) -> Result<RunRecord, Proble
     }
 }
 
-pub async fn get_one(
+pub(crate) async fn get_one(
     State(edge): State<Arc<Edge>>,
     headers: HeaderMap,
     Path(id): Path<String>,
@@ -335,8 +272,10 @@ fn run_with_timeline(edge: Arc<Edge>, run: RunRecord, last: i64) -> Response {
                 }
                 any = true;
                 next = Some(stored.seq);
-                let event =
-                    crate::timeline::Event::from_stored(stored).with_output(output.as_deref());
+                let Some(event) = Event::from_stored(stored) else {
+                    continue;
+                };
+                let event = event.with_output(output.as_deref());
                 text.push_str(&event.to_json().to_string());
             }
             // A page with nothing new (a gap in the sequence) ends it.
@@ -382,7 +321,7 @@ async fn consistent_view(edge: &Edge, id: &str) -> Result<(RunRecord, i64), Prob
                 .await
                 .map_err(|e| Problem::internal(&e))?
                 .first()
-                .is_some_and(|e| e.kind == "worker.destroyed");
+                .is_some_and(|e| EventKind::parse(&e.kind).is_some_and(EventKind::is_last));
         if run.status.is_terminal() == closed || attempt + 1 == TRIES {
             return Ok((run, last));
         }
@@ -411,12 +350,12 @@ fn body_problem(e: axum::Error) -> Problem {
 }
 
 #[derive(Deserialize)]
-pub struct ListQuery {
+pub(crate) struct ListQuery {
     limit: Option<String>,
     before: Option<String>,
 }
 
-pub async fn list(
+pub(crate) async fn list(
     State(edge): State<Arc<Edge>>,
     headers: HeaderMap,
     query: Result<Query<ListQuery>, QueryRejection>,
@@ -473,7 +412,7 @@ pub async fn list(
     result.await.unwrap_or_else(IntoResponse::into_response)
 }
 
-pub async fn events(
+pub(crate) async fn events(
     State(edge): State<Arc<Edge>>,
     headers: HeaderMap,
     Path(id): Path<String>,
@@ -501,7 +440,7 @@ pub async fn events(
     result.await.unwrap_or_else(IntoResponse::into_response)
 }
 
-pub async fn cancel(
+pub(crate) async fn cancel(
     State(edge): State<Arc<Edge>>,
     headers: HeaderMap,
     Path(id): Path<String>,
@@ -519,7 +458,7 @@ pub async fn cancel(
             .request_cancel(&run.id)
             .await
             .map_err(|e| Problem::internal(&e))?;
-        edge.cancel_local(&run.id);
+        edge.in_flight.cancel(&run.id);
         tracing::info!(run_id = %run.id, "cancel requested");
         Ok((StatusCode::ACCEPTED, axum::Json(run.to_json())).into_response())
     };

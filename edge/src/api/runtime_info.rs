@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::auth::organisation;
 use super::problem::Problem;
-use crate::server::Edge;
+use crate::state::Edge;
 use ephemeral_runtime::{Limits, Runtime};
 
 pub async fn get(State(edge): State<Arc<Edge>>, headers: HeaderMap) -> Response {
@@ -34,7 +34,7 @@ pub async fn get(State(edge): State<Arc<Edge>>, headers: HeaderMap) -> Response 
     match described {
         Ok(programs) => {
             let mut body = programs.clone();
-            body["isolation"] = json!(edge.isolation.timeline_name());
+            body["isolation"] = json!(edge.isolation().timeline_name());
             axum::Json(body).into_response()
         }
         Err(e) => Problem::internal(&e).into_response(),

@@ -1,13 +1,9 @@
 //! A run's timeline as Server-Sent Events: `id:` the sequence number,
 //! `event:` the type, `data:` the JSON; a `retry:` hint first and comment
-//! lines to keep idle streams alive (framing by axum's `Sse`).
-//!
-//! The reader follows the run wherever its events are: the hub's memory
-//! while this node hosts it live, the store otherwise (a finished run, or
-//! one hosted by another node, then woken by the store's notifications
-//! with a slow poll as the safety net). It ends after `worker.destroyed`.
+//! lines to keep idle streams alive (framing by axum's `Sse`). What to
+//! send comes from a [`Reader`]; this module only frames it, counts its
+//! readers, and ends it when the server stops.
 
-use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,51 +11,28 @@ use std::time::Duration;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream;
-use tokio::sync::watch;
 
-use crate::server::Edge;
-use crate::timeline::Event;
-use crate::timestamp::now_ms;
+use crate::state::Edge;
+use crate::timeline::Reader;
 
-/// The most events a reader takes at once from a live run, as handles
-/// shared with every other reader, and from the store, as its own copies
-/// (at most 64 KiB each): a reader that does not read holds one page,
-/// never its own copy of a whole timeline (finding D2).
-const LIVE_PAGE: usize = 256;
-const STORED_PAGE: i64 = 32;
 /// Reconnect delay suggested to clients.
 const RETRY_HINT: Duration = Duration::from_secs(2);
 /// Comment-line interval on an idle stream.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
-/// How often a reader of a run hosted elsewhere looks at the store when the
-/// store has no notifications.
-const REMOTE_POLL: Duration = Duration::from_millis(500);
-/// The same when it has: only a safety net for a lost notification.
-const NOTIFIED_POLL: Duration = Duration::from_secs(3);
-/// A finished run whose last event never got stored (a crash between
-/// settling and writing it) is closed after this long.
-const ORPHAN_AFTER_MS: i64 = 10_000;
 
-pub fn response(edge: Arc<Edge>, run_id: String, after: i64) -> Response {
+pub(crate) fn response(edge: Arc<Edge>, run_id: String, after: i64) -> Response {
     edge.metrics.reader_opened();
-    let ending = edge.streams_ending();
-    let reader = Reader {
-        guard: ReaderGuard(edge.clone()),
-        edge,
-        run_id,
-        last: after,
-        queue: VecDeque::new(),
-        done: false,
-        output: None,
-    };
+    let ending = edge.in_flight.streams_ending();
+    let reader = Reader::new(edge.store.clone(), edge.hub.clone(), run_id, after);
+    let counted = (reader, ReaderGuard(edge));
     let hint = stream::once(async { Ok::<_, Infallible>(SseEvent::default().retry(RETRY_HINT)) });
-    let events = stream::unfold(reader, |mut reader| async move {
+    let events = stream::unfold(counted, |(mut reader, guard)| async move {
         let event = reader.next().await?;
         let sse = SseEvent::default()
             .id(event.seq.to_string())
-            .event(event.kind.clone())
+            .event(event.kind.name())
             .data(event.data.to_string());
-        Some((Ok::<_, Infallible>(sse), reader))
+        Some((Ok::<_, Infallible>(sse), (reader, guard)))
     });
     // A stopping server ends every stream; the client resumes elsewhere
     // with `Last-Event-ID`.
@@ -69,139 +42,7 @@ pub fn response(edge: Arc<Edge>, run_id: String, after: i64) -> Response {
         .into_response()
 }
 
-struct Reader {
-    edge: Arc<Edge>,
-    run_id: String,
-    last: i64,
-    queue: VecDeque<Arc<Event>>,
-    done: bool,
-    /// The run's output, read from its record when a stored outcome
-    /// (which leaves it to the record) is about to be sent.
-    output: Option<Option<String>>,
-    #[allow(dead_code)]
-    guard: ReaderGuard,
-}
-
-impl Reader {
-    async fn next(&mut self) -> Option<Arc<Event>> {
-        loop {
-            if let Some(event) = self.queue.pop_front() {
-                self.last = event.seq;
-                self.done = event.is_last();
-                return Some(event);
-            }
-            if self.done {
-                return None;
-            }
-            if !self.refill().await {
-                return None;
-            }
-        }
-    }
-
-    /// Waits for events after `last`; `false` when there will be none.
-    async fn refill(&mut self) -> bool {
-        if let Some(live) = self.edge.hub.get(&self.run_id) {
-            let mut changed = live.subscribe();
-            loop {
-                let events = live.page(self.last, LIVE_PAGE);
-                if !events.is_empty() {
-                    self.queue.extend(events);
-                    return true;
-                }
-                // A reader already past the last event (a `Last-Event-ID`
-                // beyond the end) has nothing to wait for (finding G9).
-                if live.has_ended() {
-                    return false;
-                }
-                // The run was closed: what is left is in the store.
-                if changed.changed().await.is_err() {
-                    break;
-                }
-            }
-        }
-        // Subscribed before reading, so an event stored between the read
-        // and the wait still wakes the reader.
-        let mut woken = self.edge.store.watch_run(&self.run_id);
-        loop {
-            let stored = match self
-                .edge
-                .store
-                .events_page(&self.run_id, self.last, STORED_PAGE)
-                .await
-            {
-                Ok(events) => events,
-                Err(e) => {
-                    tracing::warn!(run_id = %self.run_id, error = %e, "timeline read failed");
-                    return false;
-                }
-            };
-            if !stored.is_empty() {
-                for event in stored {
-                    let event = self.shown(Event::from_stored(event)).await;
-                    self.queue.push_back(Arc::new(event));
-                }
-                return true;
-            }
-            if self.finished_without_more().await {
-                return false;
-            }
-            if self.edge.hub.get(&self.run_id).is_some() {
-                return true;
-            }
-            wait_for_store(&mut woken).await;
-        }
-    }
-
-    /// A stored event as readers see it: the outcome with the run's output.
-    async fn shown(&mut self, event: Event) -> Event {
-        if event.kind != "run.succeeded" {
-            return event;
-        }
-        if self.output.is_none() {
-            let record = self.edge.store.run(&self.run_id).await;
-            self.output = Some(record.ok().flatten().and_then(|r| r.output));
-        }
-        event.with_output(self.output.as_ref().and_then(|o| o.as_deref()))
-    }
-
-    /// The run has ended and its last event is behind the reader.
-    async fn finished_without_more(&self) -> bool {
-        let run = match self.edge.store.run(&self.run_id).await {
-            Ok(Some(run)) => run,
-            _ => return true,
-        };
-        if !run.status.is_terminal() {
-            return false;
-        }
-        // The reader has the last event, or is past it (a `Last-Event-ID`
-        // beyond the end, finding G9).
-        let seen_last = match self.edge.store.last_seq(&self.run_id).await {
-            Ok(last) if last <= self.last => {
-                match self.edge.store.events(&self.run_id, last - 1).await {
-                    Ok(events) => events.first().is_some_and(|e| e.kind == "worker.destroyed"),
-                    Err(_) => true,
-                }
-            }
-            Ok(_) => false,
-            Err(_) => true,
-        };
-        seen_last || now_ms() - run.ended_at.unwrap_or(0) > ORPHAN_AFTER_MS
-    }
-}
-
-/// Waits until the store says the run has news, or the poll interval passes.
-async fn wait_for_store(woken: &mut Option<watch::Receiver<i64>>) {
-    let Some(rx) = woken else {
-        return tokio::time::sleep(REMOTE_POLL).await;
-    };
-    match tokio::time::timeout(NOTIFIED_POLL, rx.changed()).await {
-        Ok(Ok(())) | Err(_) => {}
-        // The store stopped notifying: fall back to polling.
-        Ok(Err(_)) => *woken = None,
-    }
-}
-
+/// Counts a stream's reader for as long as the stream lives.
 struct ReaderGuard(Arc<Edge>);
 
 impl Drop for ReaderGuard {

@@ -1,19 +1,15 @@
 //! Calls to an organisation's connections: the run's model asks for a
 //! method and a path; the broker checks them against the connection's
 //! allow-list, attaches the credential (read from the server's
-//! environment) and makes the call. Refusals and calls are on the
-//! timeline (`web.request`/`web.response` with the connection's name);
-//! the credential never is.
+//! environment) and makes the call. What comes back is scrubbed of every
+//! secret before anyone sees it; the credential is never shown.
 
 use std::time::Duration;
 
 use reqwest::Url;
-use serde_json::json;
 
-use super::{Broker, HttpResult, respond};
-use crate::agent::transcript::ToolOutput;
+use super::{Broker, HttpResult};
 use crate::config::ConnectionConfig;
-use crate::executor::RunContext;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 const MAX_BYTES: usize = 1 << 20;
@@ -27,24 +23,19 @@ pub struct ConnectionCall<'a> {
 }
 
 impl Broker {
+    /// Makes the call if the connection's allow-list lets it through; its
+    /// answer (or why not), scrubbed.
     pub async fn call_connection(
         &self,
-        run: &RunContext,
-        call_id: &str,
         conn: &ConnectionConfig,
-        call: ConnectionCall<'_>,
-    ) -> ToolOutput {
+        call: &ConnectionCall<'_>,
+    ) -> HttpResult {
         let method = call.method.to_ascii_uppercase();
-        run.events
-            .emit("web.request", json!({"call_id": call_id, "connection": call.name, "method": method, "url": call.path}))
-            .await;
         let result = match checked_url(conn, &method, call.path) {
             Ok(url) => self.send(conn, &method, url, call.body).await,
             Err(reason) => Err(reason),
         };
-        run.meter.web(self.web_price_micros());
-        let event = json!({"call_id": call_id, "connection": call.name, "url": call.path});
-        respond(run, &self.scrubber, event, result).await
+        self.scrubbed(result)
     }
 
     /// Sends exactly the URL that was checked. A redirect is not

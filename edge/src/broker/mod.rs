@@ -18,20 +18,26 @@ pub use connection::{
     path_matches as connection_path_matches,
 };
 pub use scrub::Scrubber;
+
 pub use ssrf::is_public;
 
-use serde_json::{Value, json};
 
-use crate::agent::openai::OpenAiClient;
-use crate::agent::transcript::ToolOutput;
-use crate::agent::truncate_for_model;
 use crate::config::{Config, ModelConfig};
-use crate::executor::RunContext;
 
 /// `EPHEMERAL_MODEL_URL` / `EPHEMERAL_MODEL_KEY`: send the default model's
 /// calls to this OpenAI-compatible server instead.
 pub const MODEL_URL_ENV: &str = "EPHEMERAL_MODEL_URL";
 pub const MODEL_KEY_ENV: &str = "EPHEMERAL_MODEL_KEY";
+
+/// A model provider's address, with the key the broker attached: what a
+/// provider client is made from. The scrubber cuts the key (and every
+/// other secret) out of what the provider says.
+pub struct ProviderAccess {
+    pub http: reqwest::Client,
+    pub base_url: String,
+    pub key: Option<String>,
+    pub scrubber: Arc<Scrubber>,
+}
 
 pub struct Broker {
     /// Provider calls.
@@ -104,16 +110,16 @@ impl Broker {
         Some(value)
     }
 
-    /// A client for `model`'s provider with its key attached, or why not.
+    /// Access to `model`'s provider with its key attached, or why not.
     pub fn provider(
         &self,
         model_id: &str,
         model: &ModelConfig,
         is_default: bool,
-    ) -> Result<OpenAiClient, String> {
+    ) -> Result<ProviderAccess, String> {
         if is_default && let Ok(url) = std::env::var(MODEL_URL_ENV) {
             let key = self.secret(MODEL_KEY_ENV);
-            return Ok(OpenAiClient {
+            return Ok(ProviderAccess {
                 http: self.http.clone(),
                 base_url: url,
                 key,
@@ -130,7 +136,7 @@ impl Broker {
             })?),
             None => None,
         };
-        Ok(OpenAiClient {
+        Ok(ProviderAccess {
             http: self.http.clone(),
             base_url,
             key,
@@ -141,48 +147,17 @@ impl Broker {
     pub fn web_price_micros(&self) -> i64 {
         self.web_price_micros
     }
+
+    /// `result` with every secret cut out of its body or its reason.
+    fn scrubbed(&self, result: HttpResult) -> HttpResult {
+        match result {
+            Ok((status, body)) => Ok((status, self.scrubber.scrub(&body))),
+            Err(reason) => Err(self.scrubber.scrub(&reason)),
+        }
+    }
 }
 
 /// An HTTP call's outcome as `(status, body)` or the reason it was refused
 /// or failed.
 pub type HttpResult = Result<(u16, String), String>;
 
-/// Writes the `web.response` event of a call (`event` holds its
-/// identifying fields) and shapes the result for the model.
-async fn respond(
-    run: &RunContext,
-    scrubber: &Scrubber,
-    mut event: Value,
-    result: HttpResult,
-) -> ToolOutput {
-    let result = match result {
-        Ok((status, body)) => Ok((status, scrubber.scrub(&body))),
-        Err(reason) => Err(scrubber.scrub(&reason)),
-    };
-    match &result {
-        Ok((status, body)) => {
-            event["status"] = json!(status);
-            event["bytes"] = json!(body.len());
-        }
-        Err(reason) => {
-            event["status"] = Value::Null;
-            event["bytes"] = json!(0);
-            event["error"] = json!(reason);
-        }
-    }
-    run.events.emit("web.response", event).await;
-    match result {
-        Ok((status, body)) => ToolOutput {
-            for_model: truncate_for_model(&format!("HTTP {status}\n{body}")),
-            stdout: body,
-            exit_code: if (200..400).contains(&status) { 0 } else { 1 },
-            ..Default::default()
-        },
-        Err(reason) => ToolOutput {
-            for_model: format!("error: {reason}"),
-            stderr: reason,
-            exit_code: 1,
-            ..Default::default()
-        },
-    }
-}

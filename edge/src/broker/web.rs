@@ -7,28 +7,16 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use serde_json::json;
-
-use super::{Broker, HttpResult, html, respond, ssrf};
-use crate::agent::transcript::ToolOutput;
-use crate::executor::RunContext;
+use super::{Broker, HttpResult, html, ssrf};
 
 const MAX_REDIRECTS: usize = 5;
 const MAX_BYTES: usize = 1 << 20;
 const TIMEOUT: Duration = Duration::from_secs(15);
 
 impl Broker {
-    pub async fn web_fetch(&self, run: &RunContext, call_id: &str, url: &str) -> ToolOutput {
-        run.events
-            .emit(
-                "web.request",
-                json!({"call_id": call_id, "url": url, "method": "GET"}),
-            )
-            .await;
-        run.meter.web(self.web_price_micros());
-        let result = fetch(url).await;
-        let event = json!({"call_id": call_id, "url": url});
-        respond(run, &self.scrubber, event, result).await
+    /// GETs `url` (see the module docs); its answer or why not, scrubbed.
+    pub async fn web_fetch(&self, url: &str) -> HttpResult {
+        self.scrubbed(fetch(url).await)
     }
 }
 

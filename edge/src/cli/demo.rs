@@ -69,7 +69,7 @@ async fn serve_and_follow(json: bool) -> anyhow::Result<ExitCode> {
     let edge = server.edge();
     let key = new_member_key();
     edge.store.create_key("demo", &key_hash(&key), &org).await?;
-    if edge.isolation == Isolation::Wasm {
+    if edge.isolation() == Isolation::Wasm {
         warm_python(edge.runtime.clone()).await;
     }
     let base = format!("http://{}", server.local_addr());
@@ -80,7 +80,7 @@ async fn serve_and_follow(json: bool) -> anyhow::Result<ExitCode> {
     if !json {
         say(&format!(
             "server on {base} (isolation {}, SQLite in a temporary folder)",
-            edge.isolation.timeline_name()
+            edge.isolation().timeline_name()
         ));
         say(&model_line(real_model));
     }

@@ -11,9 +11,9 @@ use std::time::Duration;
 use anyhow::{Context, anyhow, bail};
 use clap::{Args, ValueEnum};
 use ephemeral_runtime::{Limits, Runtime, RuntimeConfig, Stream};
-use ephemeral_worker::{ExecEvent, IdleWorker};
 
-use crate::sandbox_host::jail_config;
+use crate::config::WorkersConfig;
+use crate::sandbox::{Choice, ChooseError, ExecEvent, Sandbox, SandboxSource, choose};
 
 #[derive(Args)]
 pub struct ExecArgs {
@@ -39,6 +39,16 @@ pub enum Isolation {
     Wasm,
 }
 
+impl From<Isolation> for crate::isolation::Isolation {
+    fn from(i: Isolation) -> Self {
+        match i {
+            Isolation::Kvm => crate::isolation::Isolation::Kvm,
+            Isolation::Jail => crate::isolation::Isolation::Jail,
+            Isolation::Wasm => crate::isolation::Isolation::Wasm,
+        }
+    }
+}
+
 pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let commands = split_commands(&args.words);
     if commands.is_empty() {
@@ -54,87 +64,80 @@ pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         memory_bytes: usize::try_from(args.memory_mib << 20).unwrap_or(usize::MAX),
         ..Limits::default()
     };
-    let isolation = match args.isolation {
-        Some(Isolation::Kvm) => Isolation::Kvm,
-        Some(Isolation::Jail) => Isolation::Jail,
-        Some(Isolation::Wasm) => Isolation::Wasm,
-        None => match jail_config(&runtime, None) {
-            Ok(_) => Isolation::Jail,
-            Err(why) => {
-                eprintln!("ephemeral: isolation wasm (in-process): no jail here: {why}");
-                Isolation::Wasm
-            }
+    // The same choice as a server's, with no workers kept waiting.
+    let choice = Choice {
+        wanted: args.isolation.map(Into::into),
+        minimum: crate::isolation::Isolation::Wasm,
+        workers: WorkersConfig {
+            pool_size: 0,
+            ..WorkersConfig::default()
         },
     };
-    let status = match isolation {
-        Isolation::Kvm => {
-            let config = crate::microvm_host::kvm_config(&runtime).map_err(|why| {
-                anyhow!("isolation kvm is not available: {why} (use --isolation jail)")
-            })?;
-            exec_in_worker(config, limits, &commands)?
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let status = tokio.block_on(async {
+        let sandboxes = choose(&choice, &runtime).await.map_err(refused)?;
+        if args.isolation.is_none() && sandboxes.isolation() == crate::isolation::Isolation::Wasm {
+            eprintln!("ephemeral: isolation wasm (in-process): no jail here");
         }
-        Isolation::Jail => {
-            let config =
-                jail_config(&runtime, None).map_err(|why| anyhow!("isolation jail: {why}"))?;
-            runtime
-                .warm_cache()
-                .context("cannot compile the programs for the worker")?;
-            exec_in_worker(config, limits, &commands)?
-        }
-        Isolation::Wasm => exec_in_process(&runtime, limits, &commands)?,
-    };
+        exec_all(sandboxes.as_ref(), limits, &commands).await
+    })?;
     Ok(ExitCode::from(u8::try_from(status & 0xff).unwrap_or(1)))
 }
 
-fn exec_in_process(
-    runtime: &std::sync::Arc<Runtime>,
+/// One line saying why the isolation asked for cannot be had.
+fn refused(e: ChooseError) -> anyhow::Error {
+    match e {
+        ChooseError::Unavailable { isolation, why } => {
+            let short = isolation.short_name();
+            let instead = match isolation {
+                crate::isolation::Isolation::Kvm => " (use --isolation jail)",
+                _ => "",
+            };
+            anyhow!("isolation {short} is not available: {why}{instead}")
+        }
+        other => anyhow!("{other}"),
+    }
+}
+
+/// The commands in one fresh sandbox, output to the terminal as it comes;
+/// the last command's exit status.
+async fn exec_all(
+    sandboxes: &dyn SandboxSource,
     limits: Limits,
     commands: &[String],
 ) -> anyhow::Result<i32> {
-    let mut sandbox = runtime.sandbox().limits(limits).build()?;
+    let sandbox = sandboxes.start(limits, Vec::new()).await?;
     let mut status = 0;
     for command in commands {
-        let outcome = sandbox.exec(command, write_to_terminal)?;
-        report_limit(outcome.limit);
-        status = outcome.exit_code;
+        match exec_one(sandbox.as_ref(), command, limits.command_timeout).await {
+            Ok(code) => status = code,
+            Err(e) => {
+                sandbox.destroy().await;
+                return Err(e);
+            }
+        }
     }
-    sandbox.destroy();
+    sandbox.destroy().await;
     Ok(status)
 }
 
-/// The commands in a jailed worker (or a microVM's VMM) of their own, as
-/// a server's run.
-fn exec_in_worker(
-    config: ephemeral_worker::WorkerConfig,
-    limits: Limits,
-    commands: &[String],
-) -> anyhow::Result<i32> {
-    let tokio = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    tokio.block_on(async {
-        let worker = IdleWorker::spawn(&config).await?;
-        let worker = worker.start(limits, Vec::new()).await?;
-        let mut status = 0;
-        for command in commands {
-            let mut events = worker.exec(command, limits.command_timeout);
-            while let Some(event) = events.recv().await {
-                match event {
-                    ExecEvent::Output(stream, data) => write_to_terminal(stream, &data),
-                    ExecEvent::Exit(outcome) => {
-                        report_limit(outcome.limit);
-                        status = outcome.exit_code;
-                    }
-                    ExecEvent::Failed(why) => {
-                        worker.destroy().await;
-                        bail!("the sandbox failed: {why}");
-                    }
-                }
+async fn exec_one(sandbox: &dyn Sandbox, command: &str, timeout: Duration) -> anyhow::Result<i32> {
+    let mut events = sandbox.exec(command, timeout);
+    let mut status = 1;
+    while let Some(event) = events.recv().await {
+        match event {
+            ExecEvent::Output(stream, data) => write_to_terminal(stream, &data),
+            ExecEvent::Exit(outcome) => {
+                report_limit(outcome.limit);
+                status = outcome.exit_code;
             }
+            ExecEvent::Failed(why) => bail!("the sandbox failed: {why}"),
         }
-        worker.destroy().await;
-        Ok(status)
-    })
+    }
+    Ok(status)
 }
 
 fn report_limit(limit: Option<ephemeral_runtime::LimitHit>) {

@@ -11,7 +11,8 @@ use clap::Args;
 use crate::config::Config;
 use crate::isolation::Isolation;
 use crate::server::{Server, shutdown_signal};
-use crate::store::Store;
+use crate::store::{self, Store};
+use std::sync::Arc;
 
 /// Where the server's state is: shared by `serve`, `keys` and `orgs`.
 #[derive(Args, Clone)]
@@ -27,6 +28,8 @@ pub struct DataArgs {
 impl DataArgs {
     pub fn load(&self) -> anyhow::Result<Config> {
         let mut config = Config::load(self.config.as_deref())?;
+        // An operator's scripted models must be readable files.
+        crate::models::check_scripts(&config).map_err(anyhow::Error::msg)?;
         if let Some(dir) = &self.data {
             config.data_dir = dir.clone();
         }
@@ -36,9 +39,9 @@ impl DataArgs {
         Ok(config)
     }
 
-    pub async fn open_store(&self) -> anyhow::Result<(Config, Store)> {
+    pub async fn open_store(&self) -> anyhow::Result<(Config, Arc<dyn Store>)> {
         let config = self.load()?;
-        let store = Store::open(config.database_url.as_deref(), &config.sqlite_path())
+        let store = store::open(config.database_url.as_deref(), &config.sqlite_path())
             .await
             .context("cannot open the store")?;
         Ok((config, store))

@@ -5,7 +5,6 @@
 //! and meters what it uses. The agent loop is one executor; `script` (the
 //! prompt's lines run as shell commands, no model) is another.
 
-mod events;
 mod meter;
 mod script;
 mod shell_tool;
@@ -14,14 +13,14 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Instant;
 
-pub use events::RunEvents;
 pub use meter::Meter;
 pub use script::ScriptExecutor;
 pub use shell_tool::ShellResult;
 
-use crate::config::ModelConfig;
+use crate::models::Model;
 use crate::run::{Permissions, RunError};
-use crate::sandbox_host::SandboxHandle;
+use crate::sandbox::Sandbox;
+use crate::timeline::RunEvents;
 
 /// What a run was asked to do. Lives in memory only: under zero data
 /// retention nothing here reaches the store.
@@ -29,8 +28,8 @@ use crate::sandbox_host::SandboxHandle;
 pub struct RunSpec {
     pub run_id: String,
     pub prompt: String,
-    pub model_id: String,
-    pub model: ModelConfig,
+    /// The model, resolved when the run was admitted.
+    pub model: Model,
     pub permissions: Permissions,
 }
 
@@ -40,7 +39,7 @@ pub struct RunContext {
     pub events: RunEvents,
     pub meter: Meter,
     /// The run's sandbox: there is one only when the shell is on.
-    pub sandbox: Option<SandboxHandle>,
+    pub sandbox: Option<Box<dyn Sandbox>>,
     /// When the run must end.
     pub deadline: Instant,
 }

@@ -9,7 +9,8 @@ use ephemeral_runtime::Stream;
 use serde_json::json;
 
 use super::RunContext;
-use crate::sandbox_host::ExecEvent;
+use crate::sandbox::ExecEvent;
+use crate::timeline::EventKind;
 
 /// Largest `shell.output` event: chunks arriving together are merged up to this.
 const MAX_OUTPUT_EVENT: usize = 64 << 10;
@@ -34,14 +35,14 @@ impl RunContext {
     pub async fn shell(&self, call_id: &str, command: &str, timeout: Duration) -> ShellResult {
         self.events
             .emit(
-                "shell.command",
+                EventKind::ShellCommand,
                 json!({"call_id": call_id, "command": command}),
             )
             .await;
         let result = self.run_streamed(call_id, command, timeout).await;
         self.events
             .emit(
-                "shell.exit",
+                EventKind::ShellExit,
                 json!({
                     "call_id": call_id,
                     "exit_code": result.exit_code,
@@ -154,7 +155,7 @@ impl RunContext {
         result.output.push_str(&text);
         self.events
             .emit(
-                "shell.output",
+                EventKind::ShellOutput,
                 json!({"call_id": call_id, "stream": name, "data": text}),
             )
             .await;

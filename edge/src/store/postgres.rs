@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod};
 use tokio::sync::watch;
 use tokio_postgres::types::ToSql;
@@ -26,11 +27,13 @@ use tokio_postgres::{NoTls, Row, Transaction};
 use self::listener::{CHANNEL, Watchers};
 use super::row::{RunRow, json_columns, to_json};
 use super::schema::{IN_FLIGHT, MIGRATIONS, RUN_COLUMNS};
+use super::transactions::{self, Entry, LedgerTx};
 use super::{
-    Created, Finish, LedgerTotals, NewRun, Org, OrgUpdate, Result, StoreError, StoredEvent,
+    Created, Finish, IdempotencyClaim, LedgerTotals, NewRun, Org, OrgUpdate, Result, Store,
+    StoreError, StoredEvent,
 };
 use crate::ids::new_org_id;
-use crate::ledger::{Settlement, can_reserve, settle};
+use crate::ledger::Settlement;
 use crate::run::{Metered, RunRecord, Usage};
 use crate::timestamp::now_ms;
 
@@ -142,12 +145,6 @@ impl PgStore {
         Ok(())
     }
 
-    /// A receiver woken when `run_id` gets an event, from any node.
-    pub fn watch_run(&self, run_id: &str) -> Option<watch::Receiver<i64>> {
-        self.start_listener()?;
-        Some(self.watchers.watch(run_id))
-    }
-
     /// Starts the listener on first use, so CLI commands never open it.
     fn start_listener(&self) -> Option<()> {
         if self.listener.get().is_none() {
@@ -160,7 +157,28 @@ impl PgStore {
         Some(())
     }
 
-    pub async fn create_key(&self, org_name: &str, key_hash: &str, defaults: &Org) -> Result<Org> {
+    async fn execute(&self, sql: &str, params: &Params<'_>) -> Result<u64> {
+        Ok(self.client().await?.execute(sql, params).await?)
+    }
+
+    async fn query(&self, sql: &str, params: &Params<'_>) -> Result<Vec<Row>> {
+        Ok(self.client().await?.query(sql, params).await?)
+    }
+}
+
+#[async_trait]
+impl Store for PgStore {
+    fn kind(&self) -> &'static str {
+        "postgres"
+    }
+
+    /// A receiver woken when `run_id` gets an event, from any node.
+    fn watch_run(&self, run_id: &str) -> Option<watch::Receiver<i64>> {
+        self.start_listener()?;
+        Some(self.watchers.watch(run_id))
+    }
+
+    async fn create_key(&self, org_name: &str, key_hash: &str, defaults: &Org) -> Result<Org> {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
         let org = ensure_org(&tx, org_name, defaults).await?;
@@ -173,7 +191,7 @@ impl PgStore {
         Ok(org)
     }
 
-    pub async fn org_for_key(&self, key_hash: &str) -> Result<Option<Org>> {
+    async fn org_for_key(&self, key_hash: &str) -> Result<Option<Org>> {
         let sql = format!(
             "SELECT {ORG_COLUMNS} FROM orgs WHERE id = (SELECT org_id FROM api_keys WHERE key_hash = $1)"
         );
@@ -181,13 +199,13 @@ impl PgStore {
         row.as_ref().map(org_from_row).transpose()
     }
 
-    pub async fn org(&self, org_id: &str) -> Result<Option<Org>> {
+    async fn org(&self, org_id: &str) -> Result<Option<Org>> {
         let sql = format!("SELECT {ORG_COLUMNS} FROM orgs WHERE id = $1");
         let row = self.client().await?.query_opt(&sql, &[&org_id]).await?;
         row.as_ref().map(org_from_row).transpose()
     }
 
-    pub async fn set_org(&self, name: &str, defaults: &Org, update: &OrgUpdate) -> Result<Org> {
+    async fn set_org(&self, name: &str, defaults: &Org, update: &OrgUpdate) -> Result<Org> {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
         let org = ensure_org(&tx, name, defaults).await?;
@@ -224,61 +242,17 @@ impl PgStore {
         Ok(org)
     }
 
-    pub async fn create_run(&self, new: &NewRun) -> Result<Created> {
+    async fn create_run(&self, new: &NewRun) -> Result<Created> {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
-        let run = &new.record;
-        // The organisation's row lock orders every create_run of this
-        // organisation on every node: the key check, the in-flight count
-        // and the reservation below see all earlier ones committed.
-        let org = tx
-            .query_one(
-                "SELECT balance_micros, held_micros FROM orgs WHERE id = $1 FOR UPDATE",
-                &[&run.org_id],
-            )
-            .await?;
-        let (balance, held): (i64, i64) = (org.try_get(0)?, org.try_get(1)?);
-        if let Some(claim) = &new.idempotency {
-            let previous = tx
-                .query_opt(
-                    "SELECT fingerprint, run_id, response FROM idempotency_keys
-                     WHERE org_id = $1 AND key = $2 AND created_at >= $3",
-                    &[&run.org_id, &claim.key, &claim.not_before],
-                )
-                .await?;
-            if let Some(row) = previous {
-                let fingerprint: String = row.try_get(0)?;
-                return Ok(if fingerprint == claim.fingerprint {
-                    Created::Replayed {
-                        run_id: row.try_get(1)?,
-                        response: row.try_get(2)?,
-                    }
-                } else {
-                    Created::KeyReused
-                });
-            }
+        let created = transactions::create(&mut PgTx(&tx), new).await?;
+        if created == Created::Created {
+            tx.commit().await?;
         }
-        let in_flight: i64 = tx
-            .query_one(
-                &format!("SELECT COUNT(*) FROM runs WHERE org_id = $1 AND status IN {IN_FLIGHT}"),
-                &[&run.org_id],
-            )
-            .await?
-            .try_get(0)?;
-        if in_flight >= new.max_in_flight {
-            return Ok(Created::TooManyInFlight);
-        }
-        if !can_reserve(balance, held, run.reserved_micros) {
-            return Ok(Created::InsufficientFunds {
-                available: (balance - held).max(0),
-            });
-        }
-        reserve(&tx, new).await?;
-        tx.commit().await?;
-        Ok(Created::Created)
+        Ok(created)
     }
 
-    pub async fn start_run(&self, run_id: &str, isolation: &str, at: i64) -> Result<()> {
+    async fn start_run(&self, run_id: &str, isolation: &str, at: i64) -> Result<()> {
         self.execute(
             "UPDATE runs SET status = 'running', isolation = $2, started_at = $3 WHERE id = $1 AND status = 'queued'",
             &[&run_id, &isolation, &at],
@@ -287,7 +261,7 @@ impl PgStore {
         Ok(())
     }
 
-    pub async fn append_event(&self, run_id: &str, event: &StoredEvent) -> Result<()> {
+    async fn append_event(&self, run_id: &str, event: &StoredEvent) -> Result<()> {
         // One statement, so one transaction: the notification goes out
         // exactly when the event is committed.
         let sql = format!(
@@ -303,7 +277,7 @@ impl PgStore {
         Ok(())
     }
 
-    pub async fn record_usage(&self, run_id: &str, usage: &Usage, metered: &Metered) -> Result<()> {
+    async fn record_usage(&self, run_id: &str, usage: &Usage, metered: &Metered) -> Result<()> {
         let sql = format!(
             "UPDATE runs SET model_micros = $2, web_micros = $3, compute_micros = $4,
              model_calls = $5, input_tokens = $6, output_tokens = $7
@@ -326,41 +300,23 @@ impl PgStore {
         Ok(())
     }
 
-    pub async fn finish_run(&self, run_id: &str, finish: &Finish) -> Result<Option<Settlement>> {
+    async fn finish_run(&self, run_id: &str, finish: &Finish) -> Result<Option<Settlement>> {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
-        // A node racing us waits on this lock, then finds the run ended
-        // (READ COMMITTED re-checks the status) and settles nothing.
-        let sql = format!(
-            "SELECT org_id, reserved_micros FROM runs WHERE id = $1 AND status IN {IN_FLIGHT} FOR UPDATE"
-        );
-        let Some(row) = tx.query_opt(&sql, &[&run_id]).await? else {
-            return Ok(None);
-        };
-        let (org_id, reserved): (String, i64) = (row.try_get(0)?, row.try_get(1)?);
-        let s = settle(reserved, finish.metered);
-        end_run(&tx, run_id, finish, &s).await?;
-        tx.execute(
-            "UPDATE orgs SET held_micros = held_micros - $1, balance_micros = balance_micros - $2 WHERE id = $3",
-            &[&s.reserved, &s.charged, &org_id],
-        )
-        .await?;
-        tx.execute(
-            "INSERT INTO ledger_entries (org_id, run_id, kind, amount_micros, at) VALUES ($1, $2, 'charge', $3, $4)",
-            &[&org_id, &run_id, &s.charged, &finish.ended_at],
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(Some(s))
+        let settled = transactions::finish(&mut PgTx(&tx), run_id, finish).await?;
+        if settled.is_some() {
+            tx.commit().await?;
+        }
+        Ok(settled)
     }
 
-    pub async fn run(&self, run_id: &str) -> Result<Option<RunRecord>> {
+    async fn run(&self, run_id: &str) -> Result<Option<RunRecord>> {
         let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1");
         let row = self.client().await?.query_opt(&sql, &[&run_id]).await?;
         row.as_ref().map(run_record).transpose()
     }
 
-    pub async fn list_runs(
+    async fn list_runs(
         &self,
         org_id: &str,
         limit: i64,
@@ -385,11 +341,11 @@ impl PgStore {
         rows.iter().map(run_record).collect()
     }
 
-    pub async fn events(&self, run_id: &str, after_seq: i64) -> Result<Vec<StoredEvent>> {
+    async fn events(&self, run_id: &str, after_seq: i64) -> Result<Vec<StoredEvent>> {
         self.events_page(run_id, after_seq, i64::MAX).await
     }
 
-    pub async fn events_page(
+    async fn events_page(
         &self,
         run_id: &str,
         after_seq: i64,
@@ -411,7 +367,7 @@ impl PgStore {
         rows.iter().map(event).collect()
     }
 
-    pub async fn last_seq(&self, run_id: &str) -> Result<i64> {
+    async fn last_seq(&self, run_id: &str) -> Result<i64> {
         let row = self
             .client()
             .await?
@@ -423,14 +379,14 @@ impl PgStore {
         Ok(row.try_get(0)?)
     }
 
-    pub async fn in_flight_on(&self, node_id: &str) -> Result<Vec<RunRecord>> {
+    async fn in_flight_on(&self, node_id: &str) -> Result<Vec<RunRecord>> {
         let sql =
             format!("SELECT {RUN_COLUMNS} FROM runs WHERE node_id = $1 AND status IN {IN_FLIGHT}");
         let rows = self.query(&sql, &[&node_id]).await?;
         rows.iter().map(run_record).collect()
     }
 
-    pub async fn heartbeat(
+    async fn heartbeat(
         &self,
         node_id: &str,
         now: i64,
@@ -456,7 +412,7 @@ impl PgStore {
             .collect::<std::result::Result<_, _>>()?)
     }
 
-    pub async fn adopt_runs(&self, from: &str, to: &str) -> Result<u64> {
+    async fn adopt_runs(&self, from: &str, to: &str) -> Result<u64> {
         let mut client = self.client().await?;
         // One transaction: the dead node is forgotten only with its runs
         // moved. Two adopters race safely: the loser's UPDATE re-checks
@@ -471,7 +427,7 @@ impl PgStore {
         Ok(n)
     }
 
-    pub async fn request_cancel(&self, run_id: &str) -> Result<()> {
+    async fn request_cancel(&self, run_id: &str) -> Result<()> {
         self.execute(
             "UPDATE runs SET cancel_requested = 1 WHERE id = $1",
             &[&run_id],
@@ -480,7 +436,7 @@ impl PgStore {
         Ok(())
     }
 
-    pub async fn cancel_requested(&self, run_id: &str) -> Result<bool> {
+    async fn cancel_requested(&self, run_id: &str) -> Result<bool> {
         let row = self
             .client()
             .await?
@@ -493,7 +449,7 @@ impl PgStore {
         Ok(flag == Some(1))
     }
 
-    pub async fn purge(&self, now: i64, idempotency_before: i64) -> Result<u64> {
+    async fn purge(&self, now: i64, idempotency_before: i64) -> Result<u64> {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
         let expired =
@@ -523,7 +479,7 @@ impl PgStore {
         Ok(n)
     }
 
-    pub async fn ledger_totals(&self) -> Result<LedgerTotals> {
+    async fn ledger_totals(&self) -> Result<LedgerTotals> {
         let client = self.client().await?;
         // SUM over BIGINT is NUMERIC in PostgreSQL: cast back.
         let orgs = client
@@ -548,7 +504,7 @@ impl PgStore {
         })
     }
 
-    pub async fn status_counts(&self) -> Result<BTreeMap<String, i64>> {
+    async fn status_counts(&self) -> Result<BTreeMap<String, i64>> {
         let rows = self
             .query("SELECT status, COUNT(*) FROM runs GROUP BY status", &[])
             .await?;
@@ -556,13 +512,6 @@ impl PgStore {
         rows.iter().map(count).collect()
     }
 
-    async fn execute(&self, sql: &str, params: &Params<'_>) -> Result<u64> {
-        Ok(self.client().await?.execute(sql, params).await?)
-    }
-
-    async fn query(&self, sql: &str, params: &Params<'_>) -> Result<Vec<Row>> {
-        Ok(self.client().await?.query(sql, params).await?)
-    }
 }
 
 const ORG_COLUMNS: &str =
@@ -611,95 +560,166 @@ async fn ensure_org(tx: &Transaction<'_>, name: &str, defaults: &Org) -> Result<
     org_from_row(&tx.query_one(&sql, &[&name]).await?)
 }
 
-/// The reservation of a run that may start: held money, the run row, the
-/// ledger entry and the idempotency record.
-async fn reserve(tx: &Transaction<'_>, new: &NewRun) -> Result<()> {
-    let run = &new.record;
-    tx.execute(
-        "UPDATE orgs SET held_micros = held_micros + $1 WHERE id = $2",
-        &[&run.reserved_micros, &run.org_id],
-    )
-    .await?;
-    insert_run(tx, run).await?;
-    tx.execute(
-        "INSERT INTO ledger_entries (org_id, run_id, kind, amount_micros, at) VALUES ($1, $2, 'reserve', $3, $4)",
-        &[&run.org_id, &run.id, &run.reserved_micros, &run.created_at],
-    )
-    .await?;
-    if let Some(event) = &new.first_event {
-        tx.execute(
-            "INSERT INTO events (run_id, seq, type, data) VALUES ($1, $2, $3, $4)",
-            &[&run.id, &event.seq, &event.kind, &event.data],
-        )
-        .await?;
-    }
-    if let Some(claim) = &new.idempotency {
-        tx.execute(
-            "INSERT INTO idempotency_keys (org_id, key, fingerprint, run_id, response, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6)
-             ON CONFLICT (org_id, key) DO UPDATE SET fingerprint = excluded.fingerprint,
-               run_id = excluded.run_id, response = excluded.response, created_at = excluded.created_at",
-            &[&run.org_id, &claim.key, &claim.fingerprint, &run.id, &claim.response, &run.created_at],
-        )
-        .await?;
-    }
-    Ok(())
-}
 
-async fn insert_run(tx: &Transaction<'_>, run: &RunRecord) -> Result<()> {
-    let (permissions, metadata) = json_columns(run);
-    tx.execute(
-        "INSERT INTO runs (id, org_id, status, created_at, expires_at, model, permissions, metadata,
-                           prompt, reserved_micros, node_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-        &[
-            &run.id,
-            &run.org_id,
-            &run.status.as_str(),
-            &run.created_at,
-            &run.expires_at,
-            &run.model,
-            &permissions,
-            &metadata,
-            &run.prompt,
-            &run.reserved_micros,
-            &run.node_id,
-        ],
-    )
-    .await?;
-    Ok(())
-}
 
-/// Writes a run's end (status, output, final usage and settlement).
-async fn end_run(
-    tx: &Transaction<'_>,
-    run_id: &str,
-    finish: &Finish,
-    s: &Settlement,
-) -> Result<()> {
-    let (u, m) = (finish.usage, finish.metered);
-    tx.execute(
-        "UPDATE runs SET status = $2, output = $3, error = $4, ended_at = $5, settlement = $6,
-         model_micros = $7, web_micros = $8, compute_micros = $9,
-         model_calls = $10, input_tokens = $11, output_tokens = $12
-         WHERE id = $1",
-        &[
-            &run_id,
-            &finish.status.as_str(),
-            &finish.output,
-            &finish.error.as_ref().map(to_json),
-            &finish.ended_at,
-            &to_json(s),
-            &m.model_micros,
-            &m.web_micros,
-            &m.compute_micros,
-            &u.model_calls,
-            &u.input_tokens,
-            &u.output_tokens,
-        ],
-    )
-    .await?;
-    Ok(())
+
+/// The ledger's steps in PostgreSQL's SQL at READ COMMITTED: the
+/// organisation's row and the run's are locked (`FOR UPDATE`) where a
+/// concurrent transaction on another node must wait.
+struct PgTx<'a, 'c>(&'a Transaction<'c>);
+
+impl LedgerTx for PgTx<'_, '_> {
+    async fn balance(&mut self, org_id: &str) -> Result<(i64, i64)> {
+        let org = self
+            .0
+            .query_one(
+                "SELECT balance_micros, held_micros FROM orgs WHERE id = $1 FOR UPDATE",
+                &[&org_id],
+            )
+            .await?;
+        Ok((org.try_get(0)?, org.try_get(1)?))
+    }
+
+    async fn previous_claim(
+        &mut self,
+        org_id: &str,
+        claim: &IdempotencyClaim,
+    ) -> Result<Option<(String, String, String)>> {
+        let previous = self
+            .0
+            .query_opt(
+                "SELECT fingerprint, run_id, response FROM idempotency_keys
+                 WHERE org_id = $1 AND key = $2 AND created_at >= $3",
+                &[&org_id, &claim.key, &claim.not_before],
+            )
+            .await?;
+        let Some(row) = previous else {
+            return Ok(None);
+        };
+        Ok(Some((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)))
+    }
+
+    async fn in_flight(&mut self, org_id: &str) -> Result<i64> {
+        let sql = format!("SELECT COUNT(*) FROM runs WHERE org_id = $1 AND status IN {IN_FLIGHT}");
+        Ok(self.0.query_one(&sql, &[&org_id]).await?.try_get(0)?)
+    }
+
+    async fn hold(&mut self, org_id: &str, amount: i64) -> Result<()> {
+        self.0
+            .execute(
+                "UPDATE orgs SET held_micros = held_micros + $1 WHERE id = $2",
+                &[&amount, &org_id],
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn insert_run(&mut self, run: &RunRecord) -> Result<()> {
+        let (permissions, metadata) = json_columns(run);
+        self.0
+            .execute(
+                "INSERT INTO runs (id, org_id, status, created_at, expires_at, model, permissions, metadata,
+                                   prompt, reserved_micros, node_id)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                &[
+                    &run.id,
+                    &run.org_id,
+                    &run.status.as_str(),
+                    &run.created_at,
+                    &run.expires_at,
+                    &run.model,
+                    &permissions,
+                    &metadata,
+                    &run.prompt,
+                    &run.reserved_micros,
+                    &run.node_id,
+                ],
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn insert_event(&mut self, run_id: &str, event: &StoredEvent) -> Result<()> {
+        self.0
+            .execute(
+                "INSERT INTO events (run_id, seq, type, data) VALUES ($1, $2, $3, $4)",
+                &[&run_id, &event.seq, &event.kind, &event.data],
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn record_claim(&mut self, run: &RunRecord, claim: &IdempotencyClaim) -> Result<()> {
+        self.0
+            .execute(
+                "INSERT INTO idempotency_keys (org_id, key, fingerprint, run_id, response, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT (org_id, key) DO UPDATE SET fingerprint = excluded.fingerprint,
+                   run_id = excluded.run_id, response = excluded.response, created_at = excluded.created_at",
+                &[&run.org_id, &claim.key, &claim.fingerprint, &run.id, &claim.response, &run.created_at],
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn entry(&mut self, e: Entry<'_>) -> Result<()> {
+        self.0
+            .execute(
+                "INSERT INTO ledger_entries (org_id, run_id, kind, amount_micros, at) VALUES ($1, $2, $3, $4, $5)",
+                &[&e.org_id, &e.run_id, &e.kind, &e.amount_micros, &e.at],
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn reservation(&mut self, run_id: &str) -> Result<Option<(String, i64)>> {
+        // A node racing us waits on this lock, then finds the run ended
+        // (READ COMMITTED re-checks the status) and settles nothing.
+        let sql = format!(
+            "SELECT org_id, reserved_micros FROM runs WHERE id = $1 AND status IN {IN_FLIGHT} FOR UPDATE"
+        );
+        let Some(row) = self.0.query_opt(&sql, &[&run_id]).await? else {
+            return Ok(None);
+        };
+        Ok(Some((row.try_get(0)?, row.try_get(1)?)))
+    }
+
+    async fn end_run(&mut self, run_id: &str, finish: &Finish, s: &Settlement) -> Result<()> {
+        let (u, m) = (finish.usage, finish.metered);
+        self.0
+            .execute(
+                "UPDATE runs SET status = $2, output = $3, error = $4, ended_at = $5, settlement = $6,
+                 model_micros = $7, web_micros = $8, compute_micros = $9,
+                 model_calls = $10, input_tokens = $11, output_tokens = $12
+                 WHERE id = $1",
+                &[
+                    &run_id,
+                    &finish.status.as_str(),
+                    &finish.output,
+                    &finish.error.as_ref().map(to_json),
+                    &finish.ended_at,
+                    &to_json(s),
+                    &m.model_micros,
+                    &m.web_micros,
+                    &m.compute_micros,
+                    &u.model_calls,
+                    &u.input_tokens,
+                    &u.output_tokens,
+                ],
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn settle_org(&mut self, org_id: &str, s: &Settlement) -> Result<()> {
+        self.0
+            .execute(
+                "UPDATE orgs SET held_micros = held_micros - $1, balance_micros = balance_micros - $2 WHERE id = $3",
+                &[&s.reserved, &s.charged, &org_id],
+            )
+            .await?;
+        Ok(())
+    }
 }
 
 fn run_record(r: &Row) -> Result<RunRecord> {

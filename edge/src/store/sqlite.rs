@@ -8,15 +8,18 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
+use async_trait::async_trait;
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
 
 use super::row::{RunRow, json_columns, to_json};
 use super::schema::{IN_FLIGHT, MIGRATIONS, RUN_COLUMNS};
+use super::transactions::{self, Entry, LedgerTx};
 use super::{
-    Created, Finish, LedgerTotals, NewRun, Org, OrgUpdate, Result, StoreError, StoredEvent,
+    Created, Finish, IdempotencyClaim, LedgerTotals, NewRun, Org, OrgUpdate, Result, Store,
+    StoreError, StoredEvent,
 };
 use crate::ids::new_org_id;
-use crate::ledger::{Settlement, can_reserve, settle};
+use crate::ledger::Settlement;
 use crate::run::{Metered, RunRecord, Usage};
 use crate::timestamp::now_ms;
 
@@ -70,8 +73,15 @@ impl SqliteStore {
         .await
         .map_err(|e| StoreError::Task(e.to_string()))?
     }
+}
 
-    pub async fn create_key(&self, org_name: &str, key_hash: &str, defaults: &Org) -> Result<Org> {
+#[async_trait]
+impl Store for SqliteStore {
+    fn kind(&self) -> &'static str {
+        "sqlite"
+    }
+
+    async fn create_key(&self, org_name: &str, key_hash: &str, defaults: &Org) -> Result<Org> {
         let (name, hash, defaults) = (org_name.to_string(), key_hash.to_string(), defaults.clone());
         self.call(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -87,7 +97,7 @@ impl SqliteStore {
         .await
     }
 
-    pub async fn org_for_key(&self, key_hash: &str) -> Result<Option<Org>> {
+    async fn org_for_key(&self, key_hash: &str) -> Result<Option<Org>> {
         let hash = key_hash.to_string();
         self.call(move |conn| {
             let sql = format!(
@@ -98,7 +108,7 @@ impl SqliteStore {
         .await
     }
 
-    pub async fn org(&self, org_id: &str) -> Result<Option<Org>> {
+    async fn org(&self, org_id: &str) -> Result<Option<Org>> {
         let id = org_id.to_string();
         self.call(move |conn| {
             let sql = format!("SELECT {ORG_COLUMNS} FROM orgs WHERE id = ?1");
@@ -107,7 +117,7 @@ impl SqliteStore {
         .await
     }
 
-    pub async fn set_org(&self, name: &str, defaults: &Org, update: &OrgUpdate) -> Result<Org> {
+    async fn set_org(&self, name: &str, defaults: &Org, update: &OrgUpdate) -> Result<Org> {
         let (name, defaults, update) = (name.to_string(), defaults.clone(), update.clone());
         self.call(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -134,75 +144,20 @@ impl SqliteStore {
         .await
     }
 
-    pub async fn create_run(&self, new: &NewRun) -> Result<Created> {
+    async fn create_run(&self, new: &NewRun) -> Result<Created> {
         let new = new.clone();
         self.call(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let run = &new.record;
-            if let Some(claim) = &new.idempotency {
-                let previous: Option<(String, String, String)> = tx
-                    .query_row(
-                        "SELECT fingerprint, run_id, response FROM idempotency_keys
-                         WHERE org_id = ?1 AND key = ?2 AND created_at >= ?3",
-                        params![run.org_id, claim.key, claim.not_before],
-                        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                    )
-                    .optional()?;
-                if let Some((fingerprint, run_id, response)) = previous {
-                    return Ok(if fingerprint == claim.fingerprint {
-                        Created::Replayed { run_id, response }
-                    } else {
-                        Created::KeyReused
-                    });
-                }
+            let created = at_once(transactions::create(&mut SqliteTx(&tx), &new))??;
+            if created == Created::Created {
+                tx.commit()?;
             }
-            let in_flight: i64 = query_row(&tx,
-                &format!("SELECT COUNT(*) FROM runs WHERE org_id = ?1 AND status IN {IN_FLIGHT}"),
-                [&run.org_id],
-                |r| r.get(0),
-            )?;
-            if in_flight >= new.max_in_flight {
-                return Ok(Created::TooManyInFlight);
-            }
-            let (balance, held): (i64, i64) = query_row(&tx,
-                "SELECT balance_micros, held_micros FROM orgs WHERE id = ?1",
-                [&run.org_id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
-            if !can_reserve(balance, held, run.reserved_micros) {
-                return Ok(Created::InsufficientFunds { available: (balance - held).max(0) });
-            }
-            execute(&tx,
-                "UPDATE orgs SET held_micros = held_micros + ?1 WHERE id = ?2",
-                params![run.reserved_micros, run.org_id],
-            )?;
-            insert_run(&tx, run)?;
-            execute(&tx,
-                "INSERT INTO ledger_entries (org_id, run_id, kind, amount_micros, at) VALUES (?1, ?2, 'reserve', ?3, ?4)",
-                params![run.org_id, run.id, run.reserved_micros, run.created_at],
-            )?;
-            if let Some(event) = &new.first_event {
-                execute(&tx,
-                    "INSERT INTO events (run_id, seq, type, data) VALUES (?1, ?2, ?3, ?4)",
-                    params![run.id, event.seq, event.kind, event.data],
-                )?;
-            }
-            if let Some(claim) = &new.idempotency {
-                execute(&tx,
-                    "INSERT INTO idempotency_keys (org_id, key, fingerprint, run_id, response, created_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                     ON CONFLICT (org_id, key) DO UPDATE SET fingerprint = excluded.fingerprint,
-                       run_id = excluded.run_id, response = excluded.response, created_at = excluded.created_at",
-                    params![run.org_id, claim.key, claim.fingerprint, run.id, claim.response, run.created_at],
-                )?;
-            }
-            tx.commit()?;
-            Ok(Created::Created)
+            Ok(created)
         })
         .await
     }
 
-    pub async fn start_run(&self, run_id: &str, isolation: &str, at: i64) -> Result<()> {
+    async fn start_run(&self, run_id: &str, isolation: &str, at: i64) -> Result<()> {
         let (id, isolation) = (run_id.to_string(), isolation.to_string());
         self.call(move |conn| {
             execute(conn,
@@ -214,7 +169,7 @@ impl SqliteStore {
         .await
     }
 
-    pub async fn append_event(&self, run_id: &str, event: &StoredEvent) -> Result<()> {
+    async fn append_event(&self, run_id: &str, event: &StoredEvent) -> Result<()> {
         let (id, event) = (run_id.to_string(), event.clone());
         self.call(move |conn| {
             execute(
@@ -227,7 +182,7 @@ impl SqliteStore {
         .await
     }
 
-    pub async fn record_usage(&self, run_id: &str, usage: &Usage, metered: &Metered) -> Result<()> {
+    async fn record_usage(&self, run_id: &str, usage: &Usage, metered: &Metered) -> Result<()> {
         let (id, u, m) = (run_id.to_string(), *usage, *metered);
         self.call(move |conn| {
             execute(
@@ -252,55 +207,20 @@ impl SqliteStore {
         .await
     }
 
-    pub async fn finish_run(&self, run_id: &str, finish: &Finish) -> Result<Option<Settlement>> {
+    async fn finish_run(&self, run_id: &str, finish: &Finish) -> Result<Option<Settlement>> {
         let (id, finish) = (run_id.to_string(), finish.clone());
         self.call(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let row: Option<(String, i64)> = tx
-                .query_row(
-                    &format!("SELECT org_id, reserved_micros FROM runs WHERE id = ?1 AND status IN {IN_FLIGHT}"),
-                    [&id],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()?;
-            let Some((org_id, reserved)) = row else { return Ok(None) };
-            let s = settle(reserved, finish.metered);
-            let (u, m) = (finish.usage, finish.metered);
-            execute(&tx,
-                "UPDATE runs SET status = ?2, output = ?3, error = ?4, ended_at = ?5, settlement = ?6,
-                 model_micros = ?7, web_micros = ?8, compute_micros = ?9,
-                 model_calls = ?10, input_tokens = ?11, output_tokens = ?12
-                 WHERE id = ?1",
-                params![
-                    id,
-                    finish.status.as_str(),
-                    finish.output,
-                    finish.error.as_ref().map(to_json),
-                    finish.ended_at,
-                    to_json(&s),
-                    m.model_micros,
-                    m.web_micros,
-                    m.compute_micros,
-                    u.model_calls,
-                    u.input_tokens,
-                    u.output_tokens
-                ],
-            )?;
-            execute(&tx,
-                "UPDATE orgs SET held_micros = held_micros - ?1, balance_micros = balance_micros - ?2 WHERE id = ?3",
-                params![s.reserved, s.charged, org_id],
-            )?;
-            execute(&tx,
-                "INSERT INTO ledger_entries (org_id, run_id, kind, amount_micros, at) VALUES (?1, ?2, 'charge', ?3, ?4)",
-                params![org_id, id, s.charged, finish.ended_at],
-            )?;
-            tx.commit()?;
-            Ok(Some(s))
+            let settled = at_once(transactions::finish(&mut SqliteTx(&tx), &id, &finish))??;
+            if settled.is_some() {
+                tx.commit()?;
+            }
+            Ok(settled)
         })
         .await
     }
 
-    pub async fn run(&self, run_id: &str) -> Result<Option<RunRecord>> {
+    async fn run(&self, run_id: &str) -> Result<Option<RunRecord>> {
         let id = run_id.to_string();
         self.call(move |conn| {
             let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1");
@@ -310,7 +230,7 @@ impl SqliteStore {
         .await
     }
 
-    pub async fn list_runs(
+    async fn list_runs(
         &self,
         org_id: &str,
         limit: i64,
@@ -341,11 +261,11 @@ impl SqliteStore {
         .await
     }
 
-    pub async fn events(&self, run_id: &str, after_seq: i64) -> Result<Vec<StoredEvent>> {
+    async fn events(&self, run_id: &str, after_seq: i64) -> Result<Vec<StoredEvent>> {
         self.events_page(run_id, after_seq, i64::MAX).await
     }
 
-    pub async fn events_page(
+    async fn events_page(
         &self,
         run_id: &str,
         after_seq: i64,
@@ -370,7 +290,7 @@ impl SqliteStore {
         .await
     }
 
-    pub async fn last_seq(&self, run_id: &str) -> Result<i64> {
+    async fn last_seq(&self, run_id: &str) -> Result<i64> {
         let id = run_id.to_string();
         self.call(move |conn| {
             Ok(query_row(
@@ -383,7 +303,7 @@ impl SqliteStore {
         .await
     }
 
-    pub async fn in_flight_on(&self, node_id: &str) -> Result<Vec<RunRecord>> {
+    async fn in_flight_on(&self, node_id: &str) -> Result<Vec<RunRecord>> {
         let node = node_id.to_string();
         self.call(move |conn| {
             let sql = format!(
@@ -398,7 +318,7 @@ impl SqliteStore {
         .await
     }
 
-    pub async fn heartbeat(
+    async fn heartbeat(
         &self,
         node_id: &str,
         now: i64,
@@ -422,7 +342,7 @@ impl SqliteStore {
         .await
     }
 
-    pub async fn adopt_runs(&self, from: &str, to: &str) -> Result<u64> {
+    async fn adopt_runs(&self, from: &str, to: &str) -> Result<u64> {
         let (from, to) = (from.to_string(), to.to_string());
         self.call(move |conn| {
             let n = execute(
@@ -438,7 +358,7 @@ impl SqliteStore {
         .await
     }
 
-    pub async fn request_cancel(&self, run_id: &str) -> Result<()> {
+    async fn request_cancel(&self, run_id: &str) -> Result<()> {
         let id = run_id.to_string();
         self.call(move |conn| {
             execute(
@@ -451,7 +371,7 @@ impl SqliteStore {
         .await
     }
 
-    pub async fn cancel_requested(&self, run_id: &str) -> Result<bool> {
+    async fn cancel_requested(&self, run_id: &str) -> Result<bool> {
         let id = run_id.to_string();
         self.call(move |conn| {
             let flag: Option<i64> = conn
@@ -466,7 +386,7 @@ impl SqliteStore {
         .await
     }
 
-    pub async fn purge(&self, now: i64, idempotency_before: i64) -> Result<u64> {
+    async fn purge(&self, now: i64, idempotency_before: i64) -> Result<u64> {
         self.call(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let expired =
@@ -497,7 +417,7 @@ impl SqliteStore {
         .await
     }
 
-    pub async fn ledger_totals(&self) -> Result<LedgerTotals> {
+    async fn ledger_totals(&self) -> Result<LedgerTotals> {
         self.call(|conn| {
             let (balance, held) = query_row(
                 conn,
@@ -523,7 +443,7 @@ impl SqliteStore {
         .await
     }
 
-    pub async fn status_counts(&self) -> Result<BTreeMap<String, i64>> {
+    async fn status_counts(&self) -> Result<BTreeMap<String, i64>> {
         self.call(|conn| {
             let mut stmt =
                 conn.prepare_cached("SELECT status, COUNT(*) FROM runs GROUP BY status")?;
@@ -572,29 +492,6 @@ fn ensure_org(tx: &rusqlite::Transaction<'_>, name: &str, defaults: &Org) -> Res
         params![org.id, org.balance_micros, now_ms()],
     )?;
     Ok(org)
-}
-
-fn insert_run(tx: &rusqlite::Transaction<'_>, run: &RunRecord) -> Result<()> {
-    let (permissions, metadata) = json_columns(run);
-    execute(tx,
-        "INSERT INTO runs (id, org_id, status, created_at, expires_at, model, permissions, metadata,
-                           prompt, reserved_micros, node_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-        params![
-            run.id,
-            run.org_id,
-            run.status.as_str(),
-            run.created_at,
-            run.expires_at,
-            run.model,
-            permissions,
-            metadata,
-            run.prompt,
-            run.reserved_micros,
-            run.node_id
-        ],
-    )?;
-    Ok(())
 }
 
 fn run_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
@@ -650,6 +547,155 @@ fn migrate(conn: &mut Connection) -> Result<()> {
         tracing::info!(version, "applied migration");
     }
     Ok(())
+}
+
+/// The ledger's steps in SQLite's SQL, inside an immediate transaction
+/// (which holds the file's write lock: no other transaction runs
+/// meanwhile, so nothing needs locking row by row).
+struct SqliteTx<'a, 'c>(&'a Transaction<'c>);
+
+impl LedgerTx for SqliteTx<'_, '_> {
+    async fn balance(&mut self, org_id: &str) -> Result<(i64, i64)> {
+        Ok(query_row(
+            self.0,
+            "SELECT balance_micros, held_micros FROM orgs WHERE id = ?1",
+            [org_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?)
+    }
+
+    async fn previous_claim(
+        &mut self,
+        org_id: &str,
+        claim: &IdempotencyClaim,
+    ) -> Result<Option<(String, String, String)>> {
+        Ok(query_row(
+            self.0,
+            "SELECT fingerprint, run_id, response FROM idempotency_keys
+             WHERE org_id = ?1 AND key = ?2 AND created_at >= ?3",
+            params![org_id, claim.key, claim.not_before],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?)
+    }
+
+    async fn in_flight(&mut self, org_id: &str) -> Result<i64> {
+        let sql = format!("SELECT COUNT(*) FROM runs WHERE org_id = ?1 AND status IN {IN_FLIGHT}");
+        Ok(query_row(self.0, &sql, [org_id], |r| r.get(0))?)
+    }
+
+    async fn hold(&mut self, org_id: &str, amount: i64) -> Result<()> {
+        execute(
+            self.0,
+            "UPDATE orgs SET held_micros = held_micros + ?1 WHERE id = ?2",
+            params![amount, org_id],
+        )?;
+        Ok(())
+    }
+
+    async fn insert_run(&mut self, run: &RunRecord) -> Result<()> {
+        let (permissions, metadata) = json_columns(run);
+        execute(self.0,
+            "INSERT INTO runs (id, org_id, status, created_at, expires_at, model, permissions, metadata,
+                               prompt, reserved_micros, node_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                run.id,
+                run.org_id,
+                run.status.as_str(),
+                run.created_at,
+                run.expires_at,
+                run.model,
+                permissions,
+                metadata,
+                run.prompt,
+                run.reserved_micros,
+                run.node_id
+            ],
+        )?;
+        Ok(())
+    }
+
+    async fn insert_event(&mut self, run_id: &str, event: &StoredEvent) -> Result<()> {
+        execute(
+            self.0,
+            "INSERT INTO events (run_id, seq, type, data) VALUES (?1, ?2, ?3, ?4)",
+            params![run_id, event.seq, event.kind, event.data],
+        )?;
+        Ok(())
+    }
+
+    async fn record_claim(&mut self, run: &RunRecord, claim: &IdempotencyClaim) -> Result<()> {
+        execute(self.0,
+            "INSERT INTO idempotency_keys (org_id, key, fingerprint, run_id, response, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (org_id, key) DO UPDATE SET fingerprint = excluded.fingerprint,
+               run_id = excluded.run_id, response = excluded.response, created_at = excluded.created_at",
+            params![run.org_id, claim.key, claim.fingerprint, run.id, claim.response, run.created_at],
+        )?;
+        Ok(())
+    }
+
+    async fn entry(&mut self, e: Entry<'_>) -> Result<()> {
+        execute(self.0,
+            "INSERT INTO ledger_entries (org_id, run_id, kind, amount_micros, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![e.org_id, e.run_id, e.kind, e.amount_micros, e.at],
+        )?;
+        Ok(())
+    }
+
+    async fn reservation(&mut self, run_id: &str) -> Result<Option<(String, i64)>> {
+        let sql = format!(
+            "SELECT org_id, reserved_micros FROM runs WHERE id = ?1 AND status IN {IN_FLIGHT}"
+        );
+        Ok(query_row(self.0, &sql, [run_id], |r| Ok((r.get(0)?, r.get(1)?))).optional()?)
+    }
+
+    async fn end_run(&mut self, run_id: &str, finish: &Finish, s: &Settlement) -> Result<()> {
+        let (u, m) = (finish.usage, finish.metered);
+        execute(self.0,
+            "UPDATE runs SET status = ?2, output = ?3, error = ?4, ended_at = ?5, settlement = ?6,
+             model_micros = ?7, web_micros = ?8, compute_micros = ?9,
+             model_calls = ?10, input_tokens = ?11, output_tokens = ?12
+             WHERE id = ?1",
+            params![
+                run_id,
+                finish.status.as_str(),
+                finish.output,
+                finish.error.as_ref().map(to_json),
+                finish.ended_at,
+                to_json(s),
+                m.model_micros,
+                m.web_micros,
+                m.compute_micros,
+                u.model_calls,
+                u.input_tokens,
+                u.output_tokens
+            ],
+        )?;
+        Ok(())
+    }
+
+    async fn settle_org(&mut self, org_id: &str, s: &Settlement) -> Result<()> {
+        execute(self.0,
+            "UPDATE orgs SET held_micros = held_micros - ?1, balance_micros = balance_micros - ?2 WHERE id = ?3",
+            params![s.reserved, s.charged, org_id],
+        )?;
+        Ok(())
+    }
+}
+
+/// The output of a future that never waits: the ledger's steps are
+/// synchronous in SQLite, run on the store's blocking thread.
+fn at_once<T>(future: impl std::future::Future<Output = T>) -> Result<T> {
+    use std::task::{Context, Poll, Waker};
+    let mut future = std::pin::pin!(future);
+    match future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(value) => Ok(value),
+        Poll::Pending => Err(StoreError::Task(
+            "a SQLite step waited, which none should".into(),
+        )),
+    }
 }
 
 /// `Connection::execute` on a statement kept prepared.

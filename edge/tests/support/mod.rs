@@ -104,7 +104,7 @@ impl TestServer {
 
     /// A member key for `org` with `balance` micros.
     pub async fn org(&self, name: &str, balance: i64) -> String {
-        org_key(&self.edge.store, name, balance).await
+        org_key(self.edge.store.as_ref(), name, balance).await
     }
 
     /// Graceful shutdown; gives back the data folder.
@@ -120,7 +120,7 @@ impl TestServer {
     }
 }
 
-pub async fn org_key(store: &Store, name: &str, balance: i64) -> String {
+pub async fn org_key(store: &dyn Store, name: &str, balance: i64) -> String {
     let key = ephemeral_edge::ids::new_member_key();
     let defaults = Org {
         id: String::new(),

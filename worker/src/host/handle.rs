@@ -1,6 +1,7 @@
 //! A worker from the host's side, in two states: [`IdleWorker`] (jailed,
 //! engine warm, no run yet: what the pool holds) and [`WorkerHandle`] (a
-//! run's worker). The handle talks to a task that owns the process and
+//! run's worker). Its body is a jailed process or, for isolation `wasm`, a
+//! thread of this process running the same loop (`body.rs`). The handle talks to a task that owns the process and
 //! its stream: it sends requests in order, routes output to the running
 //! command, and watches the process itself, so a worker that crashes, is
 //! OOM-killed or stops answering fails its command and reports the cause
@@ -17,9 +18,9 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::WorkerConfig;
+use super::body::{Body, WorkerThread};
 use super::cgroup::Cgroup;
 use super::frames;
-use super::process::WorkerProcess;
 use super::spawn::{SpawnError, spawn};
 use crate::channel::ChannelError;
 use crate::protocol::{FromWorker, Probe, ToWorker, VERSION, WireLimits};
@@ -48,9 +49,10 @@ pub struct WorkerFailure {
 
 /// A jailed worker with its engine warm, not yet given a run.
 pub struct IdleWorker {
-    process: WorkerProcess,
+    body: Body,
     stream: UnixStream,
-    config: WorkerConfig,
+    /// `None` for a worker on a thread of this process.
+    config: Option<WorkerConfig>,
     /// When the spawn began, and how long until `Ready`.
     pub spawned: Instant,
     pub ready_in: Duration,
@@ -59,7 +61,7 @@ pub struct IdleWorker {
 impl std::fmt::Debug for IdleWorker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("IdleWorker")
-            .field("pid", &self.process.pid())
+            .field("pid", &self.body.pid())
             .finish()
     }
 }
@@ -91,17 +93,41 @@ impl IdleWorker {
             .stream
             .take()
             .ok_or_else(|| StartError::NotReady("no stream".into()))?;
+        let body = Body::Process(process);
+        Self::ready(body, stream, Some(config.clone()), spawned, config.ready_timeout).await
+    }
+
+    /// A worker on a thread of this process (isolation `wasm`: no jail, no
+    /// cgroup; the sandbox's own limits are its only walls), serving the
+    /// same loop as a jailed one.
+    pub async fn in_process(
+        runtime: std::sync::Arc<ephemeral_runtime::Runtime>,
+        ready_timeout: Duration,
+    ) -> Result<IdleWorker, StartError> {
+        let spawned = Instant::now();
+        let not_ready = |e: std::io::Error| StartError::NotReady(e.to_string());
+        let (thread, stream) = WorkerThread::start(runtime).map_err(not_ready)?;
+        Self::ready(Body::Thread(thread), stream, None, spawned, ready_timeout).await
+    }
+
+    /// Waits for the body's `Ready` on `stream`.
+    async fn ready(
+        mut body: Body,
+        stream: std::os::unix::net::UnixStream,
+        config: Option<WorkerConfig>,
+        spawned: Instant,
+        timeout: Duration,
+    ) -> Result<IdleWorker, StartError> {
         let not_ready = |e: std::io::Error| StartError::NotReady(e.to_string());
         stream.set_nonblocking(true).map_err(not_ready)?;
         let mut stream = UnixStream::from_std(stream).map_err(not_ready)?;
         let mut buf = Vec::new();
-        let first =
-            tokio::time::timeout(config.ready_timeout, frames::read(&mut stream, &mut buf)).await;
+        let first = tokio::time::timeout(timeout, frames::read(&mut stream, &mut buf)).await;
         match first {
             Ok(Ok(FromWorker::Ready { version, .. })) if version == VERSION => Ok(IdleWorker {
-                process,
+                body,
                 stream,
-                config: config.clone(),
+                config,
                 spawned,
                 ready_in: spawned.elapsed(),
             }),
@@ -110,24 +136,26 @@ impl IdleWorker {
                 "unexpected first frame {other:?}"
             ))),
             Ok(Err(ChannelError::Closed)) => {
-                let exit = process.kill_and_reap();
-                Err(StartError::NotReady(process.describe(exit).1))
+                let exit = body.kill_and_reap();
+                Err(StartError::NotReady(body.describe(exit).1))
             }
             Ok(Err(e)) => Err(StartError::NotReady(e.to_string())),
             Err(_) => Err(StartError::NotReady(format!(
                 "not ready within {} s",
-                config.ready_timeout.as_secs()
+                timeout.as_secs()
             ))),
         }
     }
 
-    /// Whether the process is still alive (a pooled worker may have died).
+    /// Whether the worker is still alive (a pooled worker may have died).
     pub fn is_alive(&mut self) -> bool {
-        self.process.try_reap().is_none()
+        self.body.try_reap().is_none()
     }
 
-    pub fn pid(&self) -> u32 {
-        self.process.pid()
+    /// The worker's process id on the host; `None` for a worker on a
+    /// thread of this process.
+    pub fn pid(&self) -> Option<u32> {
+        self.body.pid()
     }
 
     /// Gives the worker its run: the sandbox's limits (the cgroup's memory
@@ -138,27 +166,27 @@ impl IdleWorker {
         files: Vec<(String, Vec<u8>)>,
     ) -> Result<WorkerHandle, StartError> {
         let IdleWorker {
-            process,
+            body,
             stream,
             config,
             ..
         } = self;
-        let cap = config
-            .cgroup_limits(limits.memory_bytes as u64)
-            .memory_bytes;
-        process
-            .cgroup
-            .set_memory(cap)
-            .map_err(|e| StartError::Refused(format!("memory cap: {e}")))?;
+        if let Some(config) = &config {
+            let cap = config
+                .cgroup_limits(limits.memory_bytes as u64)
+                .memory_bytes;
+            body.set_memory(cap)
+                .map_err(|e| StartError::Refused(format!("memory cap: {e}")))?;
+        }
         let (mut reader, mut writer) = stream.into_split();
         let mut buf = Vec::new();
         let refused = |e: ChannelError| StartError::Refused(e.to_string());
-        let guest = match config.microvm {
-            true => Some(
-                guest_identity(&format!("microvm-{}", process.pid()))
-                    .map_err(StartError::Refused)?,
-            ),
-            false => None,
+        let microvm = config.as_ref().is_some_and(|c| c.microvm);
+        let guest = match (microvm, body.pid()) {
+            (true, Some(pid)) => {
+                Some(guest_identity(&format!("microvm-{pid}")).map_err(StartError::Refused)?)
+            }
+            _ => None,
         };
         let start = ToWorker::Start {
             limits: WireLimits::from(limits),
@@ -171,7 +199,7 @@ impl IdleWorker {
             frames::write(&mut writer, &put).await.map_err(refused)?;
             expect_ok(&mut reader, &mut buf).await?;
         }
-        Ok(WorkerHandle::drive(process, reader, writer))
+        Ok(WorkerHandle::drive(body, reader, writer))
     }
 }
 
@@ -226,29 +254,25 @@ enum Request {
 pub struct WorkerHandle {
     requests: mpsc::UnboundedSender<Request>,
     failure: watch::Receiver<Option<WorkerFailure>>,
-    pid: u32,
+    pid: Option<u32>,
     cgroup_paths: Vec<std::path::PathBuf>,
 }
 
 impl WorkerHandle {
-    fn drive(
-        process: WorkerProcess,
-        reader: OwnedReadHalf,
-        writer: OwnedWriteHalf,
-    ) -> WorkerHandle {
+    fn drive(body: Body, reader: OwnedReadHalf, writer: OwnedWriteHalf) -> WorkerHandle {
         let (requests, inbox) = mpsc::unbounded_channel();
         let (failure_tx, failure) = watch::channel(None);
         let handle = WorkerHandle {
             requests,
             failure,
-            pid: process.pid(),
-            cgroup_paths: process.cgroup().paths().to_vec(),
+            pid: body.pid(),
+            cgroup_paths: body.cgroup_paths(),
         };
         let (frames_tx, frames_rx) = mpsc::unbounded_channel();
         tokio::spawn(read_frames(reader, frames_tx));
         tokio::spawn(
             Driver {
-                process,
+                body,
                 writer,
                 frames: frames_rx,
                 inbox,
@@ -263,8 +287,9 @@ impl WorkerHandle {
         handle
     }
 
-    /// The worker's pid on the host.
-    pub fn pid(&self) -> u32 {
+    /// The worker's pid on the host; `None` for a worker on a thread of
+    /// this process.
+    pub fn pid(&self) -> Option<u32> {
         self.pid
     }
 
@@ -369,7 +394,7 @@ struct Running {
 }
 
 struct Driver {
-    process: WorkerProcess,
+    body: Body,
     writer: OwnedWriteHalf,
     frames: mpsc::UnboundedReceiver<Result<FromWorker, ChannelError>>,
     inbox: mpsc::UnboundedReceiver<Request>,
@@ -393,7 +418,7 @@ impl Driver {
         // SAFETY: the clone is a descriptor of our own, owned by the AsyncFd
         // and neither replaced nor closed while registered.
         let watch = |fd: OwnedFd| unsafe { AsyncFd::register(fd) }.map_err(std::io::Error::from);
-        let exited = match self.process.pidfd.try_clone().and_then(watch) {
+        let exited = match self.body.exit_fd().and_then(watch) {
             Ok(fd) => fd,
             Err(e) => {
                 let failure = WorkerFailure {
@@ -528,7 +553,7 @@ impl Driver {
                 }
             }
             FromWorker::Error { message } => {
-                tracing::warn!(pid = self.process.pid(), %message, "worker error");
+                tracing::warn!(pid = ?self.body.pid(), %message, "worker error");
             }
             other => {
                 return Err(WorkerFailure {
@@ -551,8 +576,8 @@ impl Driver {
         }
         // The stream closes a moment before the process is reapable.
         for _ in 0..100 {
-            if let Some(exit) = self.process.try_reap() {
-                let (cause, message) = self.process.describe(exit);
+            if let Some(exit) = self.body.try_reap() {
+                let (cause, message) = self.body.describe(exit);
                 return WorkerFailure { cause, message };
             }
             tokio::time::sleep(Duration::from_millis(2)).await;
@@ -564,7 +589,7 @@ impl Driver {
     }
 
     async fn finish(mut self, end: End) {
-        self.process.kill();
+        self.body.kill();
         let (reply, usage, failure) = match end {
             End::Destroyed(usage, reply) => (Some(reply), usage, None),
             End::Killed(reply) => (
@@ -579,7 +604,7 @@ impl Driver {
             ),
         };
         if let Some(failure) = failure {
-            tracing::warn!(pid = self.process.pid(), cause = failure.cause, message = %failure.message, "worker failed");
+            tracing::warn!(pid = ?self.body.pid(), cause = failure.cause, message = %failure.message, "worker failed");
             if let Some(r) = self.running.take() {
                 let _ = r.events.send(ExecEvent::Failed(failure.message.clone()));
             }
@@ -591,8 +616,8 @@ impl Driver {
             let _ = self.failure.send(Some(failure));
         }
         // Reaped and its cgroup removed off the async threads.
-        let process = self.process;
-        let _ = tokio::task::spawn_blocking(move || drop(process)).await;
+        let body = self.body;
+        let _ = tokio::task::spawn_blocking(move || drop(body)).await;
         if let Some(reply) = reply {
             let _ = reply.send(usage);
         }

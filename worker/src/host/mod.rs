@@ -2,6 +2,7 @@
 //! ([`cgroup`]), driving one through a run ([`WorkerHandle`]) and keeping a
 //! few ready ([`WorkerPool`]).
 
+mod body;
 pub mod cgroup;
 mod frames;
 mod handle;

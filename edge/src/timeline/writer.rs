@@ -11,26 +11,9 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
+use super::{Event, EventKind, LiveTimeline};
 use crate::broker::Scrubber;
 use crate::store::Store;
-use crate::timeline::{Event, LiveTimeline};
-
-/// The events that carry a run's status and billing: all a
-/// zero-data-retention run may store, and all a run whose timeline is full
-/// still stores.
-const STATUS_AND_BILLING: &[&str] = &[
-    "budget.reserved",
-    "vm.ready",
-    "worker.started",
-    "model.call",
-    "vm.destroyed",
-    "run.succeeded",
-    "run.failed",
-    "run.timed_out",
-    "run.budget_exceeded",
-    "run.cancelled",
-    "worker.destroyed",
-];
 
 /// The most a run's timeline holds in `shell.output` events, counted as
 /// stored (data and framing). Past it, output events are dropped, after one
@@ -55,7 +38,7 @@ struct Inner {
     run_id: String,
     created_at: i64,
     zero_data_retention: bool,
-    store: Arc<Store>,
+    store: Arc<dyn Store>,
     live: Arc<LiveTimeline>,
     tally: Mutex<Tally>,
     /// Every event's data is scrubbed of the broker's secrets before it
@@ -74,25 +57,31 @@ struct Tally {
     full: bool,
 }
 
+/// Whose timeline a writer writes, and from where on.
+pub struct Timeline<'a> {
+    pub run_id: &'a str,
+    pub created_at: i64,
+    pub zero_data_retention: bool,
+    /// The sequence number of the next event (1 for a new run's first).
+    pub next_seq: i64,
+}
+
 impl RunEvents {
     pub fn new(
-        run_id: &str,
-        created_at: i64,
-        zero_data_retention: bool,
-        store: Arc<Store>,
+        timeline: Timeline<'_>,
+        store: Arc<dyn Store>,
         live: Arc<LiveTimeline>,
-        first_seq: i64,
         scrubber: Arc<Scrubber>,
     ) -> RunEvents {
         RunEvents {
             inner: Arc::new(Inner {
-                run_id: run_id.to_string(),
-                created_at,
-                zero_data_retention,
+                run_id: timeline.run_id.to_string(),
+                created_at: timeline.created_at,
+                zero_data_retention: timeline.zero_data_retention,
                 store,
                 live,
                 tally: Mutex::new(Tally {
-                    next_seq: first_seq,
+                    next_seq: timeline.next_seq,
                     output_bytes: 0,
                     total_bytes: 0,
                     output_full: false,
@@ -109,33 +98,34 @@ impl RunEvents {
 
     /// Appends an event. A store failure is logged, not fatal: live readers
     /// still get the event, and the run still ends and settles.
-    pub async fn emit(&self, kind: &str, mut fields: Value) {
+    pub async fn emit(&self, kind: EventKind, mut fields: Value) {
         self.inner.scrubber.scrub_json(&mut fields);
         let mut tally = self.inner.tally.lock().await;
-        let vital = STATUS_AND_BILLING.contains(&kind);
-        if (tally.full && !vital) || (tally.output_full && kind == "shell.output") {
+        let vital = kind.is_status_or_billing();
+        let output = kind == EventKind::ShellOutput;
+        if (tally.full && !vital) || (tally.output_full && output) {
             return;
         }
         let size = fields.to_string().len() + EVENT_FRAMING_BYTES;
-        if kind == "shell.output" && tally.output_bytes + size > MAX_OUTPUT_EVENT_BYTES {
+        if output && tally.output_bytes + size > MAX_OUTPUT_EVENT_BYTES {
             tally.output_full = true;
-            let marker = json!({"limit_bytes": MAX_OUTPUT_EVENT_BYTES, "dropped": "shell.output"});
-            return self.append(&mut tally, "timeline.truncated", marker).await;
+            let marker = json!({"limit_bytes": MAX_OUTPUT_EVENT_BYTES, "dropped": kind.name()});
+            return self.append(&mut tally, EventKind::TimelineTruncated, marker).await;
         }
         if !vital && tally.total_bytes + size > MAX_TIMELINE_BYTES {
             tally.full = true;
             let marker =
                 json!({"limit_bytes": MAX_TIMELINE_BYTES, "dropped": "all but status and billing"});
-            return self.append(&mut tally, "timeline.truncated", marker).await;
+            return self.append(&mut tally, EventKind::TimelineTruncated, marker).await;
         }
-        if kind == "shell.output" {
+        if output {
             tally.output_bytes += size;
         }
         tally.total_bytes += size;
         self.append(&mut tally, kind, fields).await;
     }
 
-    async fn append(&self, tally: &mut Tally, kind: &str, fields: Value) {
+    async fn append(&self, tally: &mut Tally, kind: EventKind, fields: Value) {
         let inner = &self.inner;
         let event = Event::new(tally.next_seq, kind, inner.created_at, fields);
         tally.next_seq += 1;
@@ -155,11 +145,11 @@ impl RunEvents {
     /// record holds (stored once: `Event::with_output` puts it back).
     fn storable(&self, event: &Event) -> Option<Event> {
         let zdr = self.inner.zero_data_retention;
-        if zdr && !STATUS_AND_BILLING.contains(&event.kind.as_str()) {
+        if zdr && !event.kind.is_status_or_billing() {
             return None;
         }
         let mut event = event.clone();
-        if (zdr || event.kind == "run.succeeded")
+        if (zdr || event.kind == EventKind::RunSucceeded)
             && let Value::Object(map) = &mut event.data
         {
             map.remove("output");
@@ -183,10 +173,10 @@ mod tests {
         let floods = MAX_OUTPUT_EVENT_BYTES / chunk.len() + 10;
         for _ in 0..floods {
             let data = json!({"call_id": "c1", "stream": "stdout", "data": chunk});
-            events.emit("shell.output", data).await;
+            events.emit(EventKind::ShellOutput, data).await;
         }
         events
-            .emit("shell.exit", json!({"call_id": "c1", "exit_code": 0}))
+            .emit(EventKind::ShellExit, json!({"call_id": "c1", "exit_code": 0}))
             .await;
         let stored = store.events("run_x", 0).await.expect("events");
         let kinds: Vec<&str> = stored.iter().map(|e| e.kind.as_str()).collect();
@@ -203,16 +193,25 @@ mod tests {
 
     async fn events_for(
         zdr: bool,
-    ) -> (tempfile::TempDir, Arc<Store>, Arc<LiveTimeline>, RunEvents) {
+    ) -> (
+        tempfile::TempDir,
+        Arc<dyn Store>,
+        Arc<LiveTimeline>,
+        RunEvents,
+    ) {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = Arc::new(
-            Store::open(None, &dir.path().join("runs.db"))
-                .await
-                .expect("store"),
-        );
+        let store = crate::store::open(None, &dir.path().join("runs.db"))
+            .await
+            .expect("store");
         let live = Hub::default().open("run_x");
         let scrubber = Arc::new(Scrubber::new());
-        let events = RunEvents::new("run_x", 0, zdr, store.clone(), live.clone(), 1, scrubber);
+        let timeline = Timeline {
+            run_id: "run_x",
+            created_at: 0,
+            zero_data_retention: zdr,
+            next_seq: 1,
+        };
+        let events = RunEvents::new(timeline, store.clone(), live.clone(), scrubber);
         (dir, store, live, events)
     }
 
@@ -227,16 +226,16 @@ mod tests {
             let call = format!("call_{i}");
             events
                 .emit(
-                    "shell.command",
+                    EventKind::ShellCommand,
                     json!({"call_id": call, "command": command}),
                 )
                 .await;
         }
         events
-            .emit("run.succeeded", json!({"model_calls": 0, "output": "done"}))
+            .emit(EventKind::RunSucceeded, json!({"model_calls": 0, "output": "done"}))
             .await;
         events
-            .emit("worker.destroyed", json!({"charged_micros": 1}))
+            .emit(EventKind::WorkerDestroyed, json!({"charged_micros": 1}))
             .await;
         let stored = store.events("run_x", 0).await.expect("events");
         let kinds: Vec<&str> = stored.iter().map(|e| e.kind.as_str()).collect();

@@ -17,7 +17,7 @@ use ephemeral_vm::linux::default_kernel;
 use ephemeral_vm::microvm::DEFAULT_MEMORY_MIB;
 use ephemeral_worker::WorkerConfig;
 
-use crate::sandbox_host::beside_this_executable;
+use super::binaries::beside_this_executable;
 
 /// The guest worker's target: static, so it needs nothing in the guest.
 const GUEST_TARGET: &str = "x86_64-unknown-linux-musl";
@@ -27,7 +27,7 @@ const CACHE: &str = "/var/cache/ephemeral";
 /// The pool configuration for microVM runs, the template snapshot made
 /// (once per set of inputs) if needed; or why not. Blocking: the
 /// self-test, compiling the guest's components, booting the template.
-pub fn kvm_config(runtime: &Runtime) -> Result<WorkerConfig, String> {
+pub(crate) fn kvm_config(runtime: &Runtime) -> Result<WorkerConfig, String> {
     crate::isolation::kvm_ready()?;
     let assets = Assets::find(runtime)?;
     let snapshot = assets.template()?;

@@ -1,0 +1,84 @@
+//! Sandboxes in workers of a pool (`jail+wasm`, and `kvm+wasm`, whose
+//! "worker" is a jailed VMM whose guest runs the worker), and the one
+//! handle every isolation's sandbox is driven through.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ephemeral_runtime::{Limits, Runtime};
+use ephemeral_worker::{ExecEvent, WorkerConfig, WorkerHandle, WorkerPool};
+use serde_json::json;
+use tokio::sync::mpsc;
+
+use super::{BoxFuture, Sandbox, SandboxError, SandboxFailure, SandboxSource};
+use crate::isolation::Isolation;
+
+impl Sandbox for WorkerHandle {
+    fn exec(&self, command: &str, timeout: Duration) -> mpsc::UnboundedReceiver<ExecEvent> {
+        WorkerHandle::exec(self, command, timeout)
+    }
+
+    fn failure(&self) -> BoxFuture<'static, SandboxFailure> {
+        Box::pin(ephemeral_worker::host::wait_failure(self.failure_watch()))
+    }
+
+    fn destroy(self: Box<Self>) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            WorkerHandle::destroy(*self).await;
+        })
+    }
+}
+
+/// A pool of ready workers (or VMMs) and what they give.
+pub(crate) struct Pooled {
+    pub(crate) pool: Arc<WorkerPool>,
+}
+
+impl SandboxSource for Pooled {
+    fn isolation(&self) -> Isolation {
+        match self.pool.config().microvm {
+            true => Isolation::Kvm,
+            false => Isolation::Jail,
+        }
+    }
+
+    fn start(
+        &self,
+        limits: Limits,
+        files: Vec<(String, Vec<u8>)>,
+    ) -> BoxFuture<'_, Result<Box<dyn Sandbox>, SandboxError>> {
+        Box::pin(async move {
+            let start = |e: &dyn std::fmt::Display| SandboxError::Start(e.to_string());
+            let worker = self.pool.take().await.map_err(|e| start(&e))?;
+            let handle = worker.start(limits, files).await.map_err(|e| start(&e))?;
+            Ok(Box::new(handle) as Box<dyn Sandbox>)
+        })
+    }
+
+    fn health(&self) -> Option<serde_json::Value> {
+        Some(json!({
+            "pool_size": self.pool.size(),
+            "ready": self.pool.ready(),
+            "last_error": self.pool.last_error(),
+        }))
+    }
+}
+
+/// How this host's jailed workers are made, or why it cannot make them.
+/// The worker binary: `binary`, else the one `binaries.rs` finds.
+pub(crate) fn jail_config(
+    runtime: &Runtime,
+    binary: Option<PathBuf>,
+) -> Result<WorkerConfig, String> {
+    let program = match binary {
+        Some(path) => path,
+        None => super::binaries::worker_binary()?,
+    };
+    WorkerConfig::detect(
+        program,
+        vec!["worker".into()],
+        runtime.cache().dir().to_path_buf(),
+        runtime.programs_dir(),
+    )
+}

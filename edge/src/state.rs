@@ -1,0 +1,44 @@
+//! What every request handler and run task shares: the edge's parts, by
+//! name. Assembled once by `server.rs`; nothing here knows how a run goes.
+
+use std::sync::Arc;
+
+use ephemeral_runtime::Runtime;
+
+use crate::broker::Broker;
+use crate::config::Config;
+use crate::in_flight::InFlight;
+use crate::isolation::Isolation;
+use crate::metrics::Metrics;
+use crate::ratelimit::RateLimiter;
+use crate::sandbox::SandboxSource;
+use crate::store::Store;
+use crate::timeline::Hub;
+
+/// The edge's shared state.
+pub struct Edge {
+    pub(crate) config: Config,
+    pub store: Arc<dyn Store>,
+    /// Live runs' timelines.
+    pub(crate) hub: Arc<Hub>,
+    /// The sandbox runtime of this process (its cache, its programs).
+    pub(crate) runtime: Arc<Runtime>,
+    /// Where sandboxes come from (microVMs, jailed workers, or threads).
+    pub(crate) sandboxes: Arc<dyn SandboxSource>,
+    /// What this node has in flight, and its drain.
+    pub(crate) in_flight: InFlight,
+    pub(crate) node_id: String,
+    pub metrics: Metrics,
+    pub(crate) rate: RateLimiter,
+    /// The only holder of credentials.
+    pub(crate) broker: Arc<Broker>,
+    /// `GET /v1/runtime`'s answer, worked out on its first call.
+    pub(crate) runtime_description: tokio::sync::OnceCell<serde_json::Value>,
+}
+
+impl Edge {
+    /// The isolation every sandbox of this node has.
+    pub fn isolation(&self) -> Isolation {
+        self.sandboxes.isolation()
+    }
+}
