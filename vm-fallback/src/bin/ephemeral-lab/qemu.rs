@@ -486,6 +486,8 @@ mod tests {
             initrd: "/i".into(),
             timeout: Duration::from_secs(1),
             verbose: false,
+            beat: "/b".into(),
+            monitor: "/m".into(),
         };
         let cmd = command(&boot);
         let args: Vec<String> = cmd
@@ -500,6 +502,9 @@ mod tests {
             "-smp 1",
             "-nic none",
             "-no-reboot",
+            "file,id=beat,path=/b",
+            "isa-serial,chardev=beat",
+            "unix:/m,server=on,wait=off",
         ] {
             assert!(line.contains(part), "{part} missing from {line}");
         }
