@@ -76,7 +76,7 @@ async fn a_reader_that_reads_nothing_is_let_go() {
         TestServer::start_with(Backend::Sqlite, |c| c.limits.write_stall_seconds = 1).await;
     let key = server.org("acme", 1_000_000).await;
     // About 12 MB of events: far more than the sockets' buffers hold.
-    let commands = vec!["yes | head -c 1000000"; 12].join("\n");
+    let commands = ["yes | head -c 1000000"; 12].join("\n");
     let (status, _, run) = post_run(&server.base, &key, &script(&commands, 200_000), None).await;
     assert_eq!(status, 201, "{run}");
     let id = run["id"].as_str().unwrap().to_string();

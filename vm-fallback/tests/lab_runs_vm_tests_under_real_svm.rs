@@ -21,7 +21,13 @@ const TIMEOUT_SECS: &str = "900";
 #[test]
 fn self_test_and_vm_tests_pass_under_amd_svm_in_the_lab() {
     let run = Command::new(env!("CARGO_BIN_EXE_ephemeral-lab"))
-        .args(["vm-tests", "--timeout", TIMEOUT_SECS, "--retry-stalled", "1"])
+        .args([
+            "vm-tests",
+            "--timeout",
+            TIMEOUT_SECS,
+            "--retry-stalled",
+            "1",
+        ])
         .args(["--example", "selftest"])
         .args(["--test", "vcpu_state_roundtrip"])
         .args(["--test", "port_io_exits"])

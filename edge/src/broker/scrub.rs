@@ -240,18 +240,19 @@ mod tests {
         use rand::{Rng, SeedableRng};
         let alphabet: Vec<char> = "abcXYZ019-_+/=:;@%. \"\\\n\té€".chars().collect();
         let mut rng = rand::rngs::StdRng::seed_from_u64(3);
-        let mut text_of = |rng: &mut rand::rngs::StdRng, len: usize| -> String {
+        let text_of = |rng: &mut rand::rngs::StdRng, range: std::ops::Range<usize>| -> String {
+            let len = rng.random_range(range);
             (0..len)
                 .map(|_| alphabet[rng.random_range(0..alphabet.len())])
                 .collect()
         };
         for _ in 0..3_000 {
-            let secret = text_of(&mut rng, rng.random_range(8..40));
+            let secret = text_of(&mut rng, 8..40);
             let s = Scrubber::new();
             s.add(&secret);
             let secret = secret.trim().to_string();
-            let before = text_of(&mut rng, rng.random_range(0..20));
-            let after = text_of(&mut rng, rng.random_range(0..20));
+            let before = text_of(&mut rng, 0..20);
+            let after = text_of(&mut rng, 0..20);
             let whole = format!("{before}{secret}{after}");
             let forms = [
                 (whole.clone(), secret.clone()),

@@ -128,7 +128,10 @@ pub fn command(boot: &Boot) -> Command {
         .arg(format!("file,id=beat,path={}", boot.beat.display()))
         .args(["-device", "isa-serial,chardev=beat"])
         .arg("-monitor")
-        .arg(format!("unix:{},server=on,wait=off", boot.monitor.display()));
+        .arg(format!(
+            "unix:{},server=on,wait=off",
+            boot.monitor.display()
+        ));
     cmd
 }
 
@@ -257,7 +260,11 @@ fn registers(monitor: &std::path::Path) -> String {
         Ok(text) => text
             .lines()
             .map(str::trim)
-            .filter(|l| ["RIP=", "CS =", "CR0=", "EFER="].iter().any(|k| l.starts_with(k)))
+            .filter(|l| {
+                ["RIP=", "CS =", "CR0=", "EFER="]
+                    .iter()
+                    .any(|k| l.starts_with(k))
+            })
             .collect::<Vec<_>>()
             .join("; "),
         Err(e) => format!("(QEMU's monitor did not answer: {e})"),
@@ -479,6 +486,8 @@ mod tests {
             initrd: "/i".into(),
             timeout: Duration::from_secs(1),
             verbose: false,
+            beat: "/b".into(),
+            monitor: "/m".into(),
         };
         let cmd = command(&boot);
         let args: Vec<String> = cmd
@@ -493,6 +502,9 @@ mod tests {
             "-smp 1",
             "-nic none",
             "-no-reboot",
+            "file,id=beat,path=/b",
+            "isa-serial,chardev=beat",
+            "unix:/m,server=on,wait=off",
         ] {
             assert!(line.contains(part), "{part} missing from {line}");
         }

@@ -245,7 +245,7 @@ impl VirtioBlock {
 
     /// `len` bytes from `sector`, when they lie inside the image.
     fn read_sectors(&self, sector: u64, len: usize) -> Option<Vec<u8>> {
-        if len > MAX_READ || len as u64 % SECTOR != 0 {
+        if len > MAX_READ || !(len as u64).is_multiple_of(SECTOR) {
             return None;
         }
         let start = sector.checked_mul(SECTOR)?;
