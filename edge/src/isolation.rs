@@ -42,35 +42,45 @@ impl Isolation {
     }
 }
 
+/// Why this host's KVM cannot run the microVM, in one line each.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum KvmUnavailable {
+    #[error("there is no /dev/kvm on this host")]
+    NoDevice,
+    #[error("the KVM self-test failed: {0}")]
+    SelfTestFailed(String),
+    #[error(
+        "/dev/kvm here is PVM, which runs small test guests but cannot boot the microVM's \
+         Linux guest (vm-fallback/lab proves the microVM on an emulated AMD SVM)"
+    )]
+    Pvm,
+}
+
 /// `/dev/kvm`'s self-test: a tiny guest run for real, bounded (a KVM that
 /// answers every query can still fail to run guest code; it never hangs).
-/// `Err` when there is no `/dev/kvm` to test.
-pub fn kvm_self_test() -> Result<ephemeral_vm::SelfTest, String> {
+pub fn kvm_self_test() -> Result<ephemeral_vm::SelfTest, KvmUnavailable> {
     if !std::path::Path::new("/dev/kvm").exists() {
-        return Err("there is no /dev/kvm on this host".into());
+        return Err(KvmUnavailable::NoDevice);
     }
     Ok(ephemeral_vm::self_test(std::time::Duration::from_secs(2)))
 }
 
 /// Whether a KVM whose self-test gave `report` can run the microVM: the
-/// test passed and it is a hardware KVM, not PVM. Otherwise why not, in
-/// one line.
-pub fn kvm_ready_from(report: &ephemeral_vm::SelfTest) -> Result<ephemeral_vm::KvmKind, String> {
+/// test passed and it is a hardware KVM, not PVM.
+pub fn kvm_ready_from(
+    report: &ephemeral_vm::SelfTest,
+) -> Result<ephemeral_vm::KvmKind, KvmUnavailable> {
     if !report.passed() {
-        return Err(format!("the KVM self-test failed: {report}"));
+        return Err(KvmUnavailable::SelfTestFailed(report.to_string()));
     }
     if report.kind == ephemeral_vm::KvmKind::Pvm {
-        return Err(
-            "/dev/kvm here is PVM, which runs small test guests but cannot boot the microVM's \
-             Linux guest (vm-fallback/lab proves the microVM on an emulated AMD SVM)"
-                .into(),
-        );
+        return Err(KvmUnavailable::Pvm);
     }
     Ok(report.kind)
 }
 
 /// [`kvm_self_test`], then [`kvm_ready_from`].
-pub fn kvm_ready() -> Result<ephemeral_vm::KvmKind, String> {
+pub fn kvm_ready() -> Result<ephemeral_vm::KvmKind, KvmUnavailable> {
     kvm_ready_from(&kvm_self_test()?)
 }
 
@@ -78,7 +88,7 @@ pub fn kvm_ready() -> Result<ephemeral_vm::KvmKind, String> {
 /// would serve them.
 pub fn kvm_unavailable_reason() -> String {
     match kvm_ready() {
-        Err(why) => why,
+        Err(why) => why.to_string(),
         Ok(kind) => format!(
             "{kind}: runs can be served from microVMs (the server makes its template snapshot at start)"
         ),

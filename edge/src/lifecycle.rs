@@ -130,10 +130,12 @@ pub async fn admit(edge: &Arc<Edge>, asked: Asked<'_>) -> Result<Admission, Stor
             let spec = RunSpec {
                 run_id: record.id.clone(),
                 prompt: request.prompt,
-                model,
+                model_id: model.id.clone(),
+                model: model.config.clone(),
                 permissions: record.permissions.clone(),
             };
-            spawn(edge.clone(), record.clone(), spec, request.files, first);
+            let executor = executor_for(edge, &model, &spec);
+            spawn(edge.clone(), record.clone(), (spec, executor), request.files, first);
             Admission::Admitted(record)
         }
         Created::Replayed { run_id, response } => Admission::Replayed { run_id, response },
@@ -197,7 +199,7 @@ enum Ended {
 fn spawn(
     edge: Arc<Edge>,
     record: RunRecord,
-    spec: RunSpec,
+    work: (RunSpec, Box<dyn Executor>),
     files: Vec<(String, Vec<u8>)>,
     first: Event,
 ) {
@@ -210,7 +212,7 @@ fn spawn(
     let span = tracing::info_span!("run", run_id = %record.id);
     let task = async move {
         let id = record.id.clone();
-        drive(&edge, record, spec, files, cancel, live).await;
+        drive(&edge, record, work, files, cancel, live).await;
         edge.hub.close(&id);
         edge.in_flight.forget(&id);
         edge.metrics.run_forgotten();
@@ -221,7 +223,7 @@ fn spawn(
 async fn drive(
     edge: &Arc<Edge>,
     record: RunRecord,
-    spec: RunSpec,
+    (spec, executor): (RunSpec, Box<dyn Executor>),
     files: Vec<(String, Vec<u8>)>,
     cancel: watch::Receiver<bool>,
     live: Arc<LiveTimeline>,
@@ -293,7 +295,6 @@ async fn drive(
         deadline,
     };
     let ended = {
-        let executor = executor_for(edge, &ctx.spec);
         let work = executor.execute(&ctx);
         tokio::select! {
             outcome = work => Ended::Executor(outcome),
@@ -329,8 +330,7 @@ async fn destroy(
 }
 
 /// The executor of a run's model.
-fn executor_for(edge: &Edge, spec: &RunSpec) -> Box<dyn Executor> {
-    let model = &spec.model;
+fn executor_for(edge: &Edge, model: &models::Model, spec: &RunSpec) -> Box<dyn Executor> {
     let backend = match &model.provider {
         Provider::Script => return Box::new(ScriptExecutor),
         Provider::Unavailable(why) => return Box::new(Unavailable(why.clone())),

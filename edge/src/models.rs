@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use crate::agent::scripted::Script;
+use crate::agent::scripted::{Script, ScriptError};
 use crate::config::{Config, ModelConfig};
 
 /// A model of the catalogue, resolved.
@@ -45,7 +45,9 @@ pub enum ModelError {
     #[error(
         "model {id} is not available: its script cannot be read (the server's log says why)"
     )]
-    Unreadable { id: String, why: String },
+    Unreadable { id: String, why: ScriptError },
+    #[error("model {id:?}: {why}")]
+    Script { id: String, why: ScriptError },
     #[error("model {id} has an unknown provider {provider:?}")]
     UnknownProvider { id: String, provider: String },
 }
@@ -104,11 +106,15 @@ pub async fn resolve(config: &Config, id: &str) -> Result<Model, ModelError> {
 /// Every scripted model the operator configured can be read: checked when
 /// the server starts, so a bad path is an error then, not in a run.
 /// Blocking.
-pub fn check_scripts(config: &Config) -> Result<(), String> {
+pub fn check_scripts(config: &Config) -> Result<(), ModelError> {
     for (id, model) in &config.models {
         if model.provider == "scripted" && model.upstream != "seed" {
-            Script::load(std::path::Path::new(&model.upstream))
-                .map_err(|e| format!("model {id:?}: {e}"))?;
+            Script::load(std::path::Path::new(&model.upstream)).map_err(|why| {
+                ModelError::Script {
+                    id: id.clone(),
+                    why,
+                }
+            })?;
         }
     }
     Ok(())

@@ -24,7 +24,7 @@ use crate::listener::{self, ConnectionLimits};
 use crate::metrics::Metrics;
 use crate::ratelimit::RateLimiter;
 use crate::sandbox::{Choice, ChooseError, choose};
-use crate::store::{Store, StoreError};
+use crate::store::StoreError;
 use crate::timeline::Hub;
 use crate::{api, recovery, retention};
 

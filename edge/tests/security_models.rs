@@ -106,7 +106,8 @@ async fn a_request_cannot_name_a_host_file_as_its_model() {
 /// own checks, then whether its scripted models' files can be read.
 fn error_of(config: &Config) -> String {
     let checked = config.validate().map_err(|e| e.to_string());
-    match checked.and_then(|()| ephemeral_edge::models::check_scripts(config)) {
+    let scripts = |()| ephemeral_edge::models::check_scripts(config).map_err(|e| e.to_string());
+    match checked.and_then(scripts) {
         Ok(()) => String::new(),
         Err(e) => e,
     }

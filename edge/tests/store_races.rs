@@ -87,7 +87,7 @@ fn new_run(org_id: &str, reserved: i64, key: Option<&str>) -> NewRun {
 
 async fn racing_creates_with_one_key_make_one_run(backend: Backend) {
     let (a, b, _dir) = two_stores(backend).await;
-    let org = org(&a, 1_000_000).await;
+    let org = org(a.as_ref(), 1_000_000).await;
     let news: Vec<NewRun> = (0..50)
         .map(|_| new_run(&org.id, 30_000, Some("k")))
         .collect();
@@ -126,7 +126,7 @@ async fn racing_creates_with_one_key_make_one_run(backend: Backend) {
 
 async fn racing_finishes_settle_once(backend: Backend) {
     let (a, b, _dir) = two_stores(backend).await;
-    let org = org(&a, 1_000_000).await;
+    let org = org(a.as_ref(), 1_000_000).await;
     let new = new_run(&org.id, 40_000, None);
     assert_eq!(a.create_run(&new).await.unwrap(), Created::Created);
     let id = &new.record.id;

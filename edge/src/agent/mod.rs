@@ -25,7 +25,6 @@ use crate::executor::{BoxFuture, Executor, Outcome, RunContext};
 use crate::run::RunError;
 use crate::timeline::EventKind;
 use budget::{Prices, estimate_tokens};
-pub use tools::truncate_for_model;
 use transcript::{Step, ToolCall, ToolOutput, Transcript};
 
 /// Model calls a run may make.
@@ -102,7 +101,7 @@ impl AgentExecutor {
                 ));
             };
             let request = ModelRequest {
-                upstream: run.spec.model.config.upstream.clone(),
+                upstream: run.spec.model.upstream.clone(),
                 messages: transcript.messages(),
                 tools: tools.clone(),
                 max_tokens,
@@ -178,7 +177,7 @@ impl AgentExecutor {
                 EventKind::ModelCall,
                 json!({
                     "n": n,
-                    "model": run.spec.model.id,
+                    "model": run.spec.model_id,
                     "input_tokens": input,
                     "output_tokens": output,
                     "cost_micros": charged,

@@ -21,6 +21,26 @@ pub const SEED: &str = include_str!("../../models/seed.toml");
 /// Largest script file read.
 pub const MAX_SCRIPT_BYTES: u64 = 1 << 20;
 
+/// Why a script cannot be had.
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{0} is not a regular file")]
+    NotRegular(String),
+    #[error("{0} is over {MAX_SCRIPT_BYTES} bytes, the largest script read")]
+    TooBig(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{path}: {why}")]
+    InvalidFile { path: String, why: String },
+    #[error("the script could not be read")]
+    Task,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Script {
@@ -43,10 +63,13 @@ struct Call {
 }
 
 impl Script {
-    pub fn parse(text: &str) -> Result<Script, String> {
-        let script: Script = toml::from_str(text).map_err(|e| e.message().to_string())?;
+    pub fn parse(text: &str) -> Result<Script, ScriptError> {
+        let script: Script =
+            toml::from_str(text).map_err(|e| ScriptError::Invalid(e.message().to_string()))?;
         if script.turn.is_empty() {
-            return Err("a script needs at least one [[turn]]".into());
+            return Err(ScriptError::Invalid(
+                "a script needs at least one [[turn]]".into(),
+            ));
         }
         Ok(script)
     }
@@ -56,48 +79,49 @@ impl Script {
     /// `MAX_SCRIPT_BYTES` is read; it is opened without blocking and
     /// checked on the open file, so a FIFO, a device or a file swapped in
     /// after a check can neither hang the reader nor fill its memory.
-    pub fn load(path: &Path) -> Result<Script, String> {
+    pub fn load(path: &Path) -> Result<Script, ScriptError> {
         use std::io::Read;
         use std::os::unix::fs::OpenOptionsExt;
-        let shown = path.display();
+        let shown = path.display().to_string();
+        let read = |source| ScriptError::Read {
+            path: shown.clone(),
+            source,
+        };
         let file = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
             .open(path)
-            .map_err(|e| format!("cannot read {shown}: {e}"))?;
-        let meta = file
-            .metadata()
-            .map_err(|e| format!("cannot read {shown}: {e}"))?;
+            .map_err(read)?;
+        let meta = file.metadata().map_err(read)?;
         if !meta.is_file() {
-            return Err(format!("{shown} is not a regular file"));
+            return Err(ScriptError::NotRegular(shown));
         }
         if meta.len() > MAX_SCRIPT_BYTES {
-            return Err(format!(
-                "{shown} is over {MAX_SCRIPT_BYTES} bytes, the largest script read"
-            ));
+            return Err(ScriptError::TooBig(shown));
         }
         let mut text = String::new();
         file.take(MAX_SCRIPT_BYTES + 1)
             .read_to_string(&mut text)
-            .map_err(|e| format!("cannot read {shown}: {e}"))?;
+            .map_err(read)?;
         if text.len() as u64 > MAX_SCRIPT_BYTES {
-            return Err(format!(
-                "{shown} is over {MAX_SCRIPT_BYTES} bytes, the largest script read"
-            ));
+            return Err(ScriptError::TooBig(shown));
         }
-        Script::parse(&text).map_err(|e| format!("{shown}: {e}"))
+        Script::parse(&text).map_err(|e| ScriptError::InvalidFile {
+            path: shown,
+            why: e.to_string(),
+        })
     }
 
     /// The script of a `scripted` model: `seed` is built in, anything else
     /// is a file the operator configured, read on a blocking thread.
-    pub async fn for_upstream(upstream: &str) -> Result<Script, String> {
+    pub async fn for_upstream(upstream: &str) -> Result<Script, ScriptError> {
         if upstream == "seed" {
             return Script::parse(SEED);
         }
         let path = std::path::PathBuf::from(upstream);
         tokio::task::spawn_blocking(move || Script::load(&path))
             .await
-            .map_err(|_| "the script could not be read".to_string())?
+            .map_err(|_| ScriptError::Task)?
     }
 
     /// The model's next turn given the conversation so far.

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::prompt;
 use super::transcript::{ToolCall, ToolOutput};
 use crate::broker::{Broker, ConnectionCall, HttpResult};
 use crate::config::ConnectionConfig;

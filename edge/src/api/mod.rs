@@ -23,7 +23,6 @@ pub use problem::{PROBLEMS, Problem};
 pub use request::MAX_BODY_BYTES;
 
 use crate::state::Edge;
-use crate::store::Store as _;
 
 pub(crate) fn router(edge: Arc<Edge>) -> Router {
     Router::new()

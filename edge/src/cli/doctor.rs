@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::isolation::Isolation;
+use crate::isolation::{Isolation, KvmUnavailable};
 
 struct Finding {
     what: &'static str,
@@ -70,7 +70,7 @@ fn read(path: &str) -> Option<String> {
 }
 
 /// `/dev/kvm` and its kind, from its self-test.
-fn kvm(self_test: &Result<ephemeral_vm::SelfTest, String>) -> Finding {
+fn kvm(self_test: &Result<ephemeral_vm::SelfTest, KvmUnavailable>) -> Finding {
     let Ok(report) = self_test else {
         return Finding {
             what: "kvm",

@@ -29,7 +29,7 @@ impl DataArgs {
     pub fn load(&self) -> anyhow::Result<Config> {
         let mut config = Config::load(self.config.as_deref())?;
         // An operator's scripted models must be readable files.
-        crate::models::check_scripts(&config).map_err(anyhow::Error::msg)?;
+        crate::models::check_scripts(&config)?;
         if let Some(dir) = &self.data {
             config.data_dir = dir.clone();
         }

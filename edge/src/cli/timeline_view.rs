@@ -10,6 +10,8 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::Value;
 
+use crate::timeline::EventKind;
+
 /// Reconnects after a broken stream before giving up.
 const MAX_RESUMES: u32 = 5;
 
@@ -79,7 +81,7 @@ pub async fn follow_run(follow: &Follow, body: String) -> anyhow::Result<bool> {
             Err(_) => continue,
         }
     }
-    Ok(view.outcome.as_deref() == Some("run.succeeded"))
+    Ok(view.outcome == Some(EventKind::RunSucceeded))
 }
 
 async fn problem_line(response: reqwest::Response) -> String {
@@ -100,7 +102,8 @@ struct View {
     /// On stderr, only when it is a terminal: what the run is waiting on.
     spinner: indicatif::ProgressBar,
     partial: [String; 2],
-    outcome: Option<String>,
+    /// The run's outcome event, once seen.
+    outcome: Option<EventKind>,
     last: i64,
 }
 
@@ -118,8 +121,10 @@ impl View {
                 self.last = id;
             }
             let data: Value = serde_json::from_str(&event.data).unwrap_or(Value::Null);
-            if event.event.starts_with("run.") {
-                self.outcome = Some(event.event.clone());
+            // A newer server's event this one does not know is shown as is.
+            let kind = EventKind::parse(&event.event);
+            if kind.is_some_and(EventKind::is_outcome) {
+                self.outcome = kind;
             }
             if self.json {
                 out(
@@ -129,13 +134,13 @@ impl View {
             } else {
                 let partial = &mut self.partial;
                 self.spinner
-                    .suspend(|| print_event(&event.event, &data, partial));
-                self.spinner.set_message(waiting_for(&event.event, &data));
+                    .suspend(|| print_event(&event.event, kind, &data, partial));
+                self.spinner.set_message(waiting_for(kind, &data));
             }
             let _ = std::io::stdout().flush();
-            if event.event == "worker.destroyed" {
+            if kind.is_some_and(EventKind::is_last) {
                 self.spinner.finish_and_clear();
-                self.outcome.get_or_insert_with(|| "run.failed".into());
+                self.outcome.get_or_insert(EventKind::RunFailed);
                 return;
             }
         }
@@ -156,9 +161,9 @@ fn spinner(json: bool) -> indicatif::ProgressBar {
 }
 
 /// The spinner's text after `kind`: what comes next.
-fn waiting_for(kind: &str, d: &Value) -> String {
+fn waiting_for(kind: Option<EventKind>, d: &Value) -> String {
     match kind {
-        "shell.command" => {
+        Some(EventKind::ShellCommand) => {
             let command: String = d["command"]
                 .as_str()
                 .unwrap_or("")
@@ -167,8 +172,10 @@ fn waiting_for(kind: &str, d: &Value) -> String {
                 .collect();
             format!("running $ {command}")
         }
-        "worker.started" | "shell.exit" | "web.response" => "waiting for the model".into(),
-        "model.call" => "running the model's tool calls".into(),
+        Some(EventKind::WorkerStarted | EventKind::ShellExit | EventKind::WebResponse) => {
+            "waiting for the model".into()
+        }
+        Some(EventKind::ModelCall) => "running the model's tool calls".into(),
         _ => "working".into(),
     }
 }
@@ -240,22 +247,22 @@ fn visible(line: &str) -> std::borrow::Cow<'_, str> {
 
 /// `partial` holds shell output not yet printed: lines are printed whole,
 /// however the chunks were cut.
-fn print_event(kind: &str, d: &Value, partial: &mut [String; 2]) {
-    if kind == "shell.exit" {
+fn print_event(name: &str, kind: Option<EventKind>, d: &Value, partial: &mut [String; 2]) {
+    if kind == Some(EventKind::ShellExit) {
         flush_lines(partial, true);
     }
     let t = d["t_ms"].as_i64().unwrap_or(0);
     let at = format!("{:>4}.{:03}s", t / 1000, t % 1000);
     let lane = |lane: &str, text: String| out(&format!("{at}  {lane:<14} {text}"));
     match kind {
-        "budget.reserved" => lane(
+        Some(EventKind::BudgetReserved) => lane(
             "Waiting",
             format!(
                 "reserve budget {}",
                 dollars(d["reserved_micros"].as_i64().unwrap_or(0))
             ),
         ),
-        "vm.ready" => lane(
+        Some(EventKind::VmReady) => lane(
             "MicroVM",
             format!(
                 "microVM ready · isolation {} · {} ms",
@@ -263,7 +270,7 @@ fn print_event(kind: &str, d: &Value, partial: &mut [String; 2]) {
                 d["ready_ms"]
             ),
         ),
-        "worker.started" => lane(
+        Some(EventKind::WorkerStarted) => lane(
             "MicroVM",
             format!(
                 "worker started · shell {} · web {}",
@@ -271,7 +278,7 @@ fn print_event(kind: &str, d: &Value, partial: &mut [String; 2]) {
                 on_off(&d["web"])
             ),
         ),
-        "model.call" => lane(
+        Some(EventKind::ModelCall) => lane(
             "Model",
             format!(
                 "call {} · {} in / {} out tokens · {} · {} ms",
@@ -282,16 +289,16 @@ fn print_event(kind: &str, d: &Value, partial: &mut [String; 2]) {
                 d["duration_ms"]
             ),
         ),
-        "shell.command" => lane(
+        Some(EventKind::ShellCommand) => lane(
             "Shell",
             format!("$ {}", d["command"].as_str().unwrap_or("")),
         ),
-        "shell.output" => {
+        Some(EventKind::ShellOutput) => {
             let i = usize::from(d["stream"] == "stderr");
             partial[i].push_str(d["data"].as_str().unwrap_or(""));
             flush_lines(partial, false);
         }
-        "shell.exit" => {
+        Some(EventKind::ShellExit) => {
             let code = d["exit_code"].as_i64().unwrap_or(-1);
             if code != 0 || d["truncated"] == Value::Bool(true) {
                 let limit = d["limit"]
@@ -301,15 +308,15 @@ fn print_event(kind: &str, d: &Value, partial: &mut [String; 2]) {
                 out(&format!("{:28}(exit {code}{limit})", ""));
             }
         }
-        "web.request" | "web.response" => lane(
+        Some(EventKind::WebRequest | EventKind::WebResponse) => lane(
             "Web",
             format!("{} {}", d["url"].as_str().unwrap_or(""), d["status"]),
         ),
-        "vm.destroyed" => lane(
+        Some(EventKind::VmDestroyed) => lane(
             "MicroVM",
             format!("microVM destroyed after {} ms", d["lifetime_ms"]),
         ),
-        "worker.destroyed" => {
+        Some(EventKind::WorkerDestroyed) => {
             let micros = |v: &Value| dollars(v.as_i64().unwrap_or(0));
             lane(
                 "Destroy worker",
@@ -328,12 +335,12 @@ fn print_event(kind: &str, d: &Value, partial: &mut [String; 2]) {
                 micros(&c["compute"])
             ));
         }
-        k if k.starts_with("run.") => {
+        Some(k) if k.is_outcome() => {
             let status = match k {
-                "run.succeeded" => "Success",
-                "run.timed_out" => "Timed out",
-                "run.budget_exceeded" => "Budget exceeded",
-                "run.cancelled" => "Cancelled",
+                EventKind::RunSucceeded => "Success",
+                EventKind::RunTimedOut => "Timed out",
+                EventKind::RunBudgetExceeded => "Budget exceeded",
+                EventKind::RunCancelled => "Cancelled",
                 _ => "Failed",
             };
             lane(
@@ -356,7 +363,7 @@ fn print_event(kind: &str, d: &Value, partial: &mut [String; 2]) {
                 out(&format!("{:28}{line}", ""));
             }
         }
-        other => lane("Event", format!("{other} {d}")),
+        _ => lane("Event", format!("{name} {d}")),
     }
 }
 

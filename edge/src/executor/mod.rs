@@ -15,9 +15,8 @@ use std::time::Instant;
 
 pub use meter::Meter;
 pub use script::ScriptExecutor;
-pub use shell_tool::ShellResult;
 
-use crate::models::Model;
+use crate::config::ModelConfig;
 use crate::run::{Permissions, RunError};
 use crate::sandbox::Sandbox;
 use crate::timeline::RunEvents;
@@ -28,8 +27,9 @@ use crate::timeline::RunEvents;
 pub struct RunSpec {
     pub run_id: String,
     pub prompt: String,
-    /// The model, resolved when the run was admitted.
-    pub model: Model,
+    /// The catalogue id of the run's model, and its entry.
+    pub model_id: String,
+    pub model: ModelConfig,
     pub permissions: Permissions,
 }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use ephemeral_runtime::Runtime;
 use ephemeral_worker::{WorkerConfig, WorkerPool};
 
-use super::SandboxSource;
+use super::{SandboxSource, Unavailable};
 use super::in_process::InProcess;
 use super::worker::{Pooled, jail_config};
 use crate::config::WorkersConfig;
@@ -31,7 +31,10 @@ pub struct Choice {
 #[derive(Debug, thiserror::Error)]
 pub enum ChooseError {
     #[error("isolation {} is not available here: {why}", .isolation.timeline_name())]
-    Unavailable { isolation: Isolation, why: String },
+    Unavailable {
+        isolation: Isolation,
+        why: Unavailable,
+    },
     #[error(
         "this host offers isolation {}, below the required minimum {}: {why}",
         .offered.timeline_name(),
@@ -54,7 +57,7 @@ pub async fn choose(
     runtime: &Arc<Runtime>,
 ) -> Result<Arc<dyn SandboxSource>, ChooseError> {
     let wanted = choice.wanted;
-    let mut no_kvm = None;
+    let mut no_kvm: Option<Unavailable> = None;
     if matches!(wanted, None | Some(Isolation::Kvm)) {
         match microvms(choice, runtime).await? {
             Ok(pool) => return Ok(pool),
@@ -76,14 +79,14 @@ pub async fn choose(
                 let isolation = Isolation::Jail;
                 return Err(ChooseError::Unavailable { isolation, why });
             }
-            Err(why) => in_process(choice, runtime, &why)?,
+            Err(why) => in_process(choice, runtime, &why.to_string())?,
         },
     };
     if source.isolation() < choice.minimum {
         return Err(ChooseError::BelowMinimum {
             offered: source.isolation(),
             required: choice.minimum,
-            why: no_kvm.unwrap_or_else(crate::isolation::kvm_unavailable_reason),
+            why: no_kvm.map_or_else(crate::isolation::kvm_unavailable_reason, |w| w.to_string()),
         });
     }
     Ok(source)
@@ -93,7 +96,7 @@ pub async fn choose(
 async fn microvms(
     choice: &Choice,
     runtime: &Arc<Runtime>,
-) -> Result<Result<Arc<dyn SandboxSource>, String>, ChooseError> {
+) -> Result<Result<Arc<dyn SandboxSource>, Unavailable>, ChooseError> {
     let runtime = runtime.clone();
     let made = tokio::task::spawn_blocking(move || super::microvm::kvm_config(&runtime))
         .await
@@ -105,7 +108,7 @@ async fn microvms(
 async fn jailed(
     choice: &Choice,
     runtime: &Arc<Runtime>,
-) -> Result<Result<Arc<dyn SandboxSource>, String>, ChooseError> {
+) -> Result<Result<Arc<dyn SandboxSource>, Unavailable>, ChooseError> {
     let mut workers = match jail_config(runtime, choice.workers.binary.clone()) {
         Ok(workers) => workers,
         Err(why) => return Ok(Err(why)),

@@ -17,6 +17,7 @@ use ephemeral_vm::linux::default_kernel;
 use ephemeral_vm::microvm::DEFAULT_MEMORY_MIB;
 use ephemeral_worker::WorkerConfig;
 
+use super::Unavailable;
 use super::binaries::beside_this_executable;
 
 /// The guest worker's target: static, so it needs nothing in the guest.
@@ -27,7 +28,7 @@ const CACHE: &str = "/var/cache/ephemeral";
 /// The pool configuration for microVM runs, the template snapshot made
 /// (once per set of inputs) if needed; or why not. Blocking: the
 /// self-test, compiling the guest's components, booting the template.
-pub(crate) fn kvm_config(runtime: &Runtime) -> Result<WorkerConfig, String> {
+pub(crate) fn kvm_config(runtime: &Runtime) -> Result<WorkerConfig, Unavailable> {
     crate::isolation::kvm_ready()?;
     let assets = Assets::find(runtime)?;
     let snapshot = assets.template()?;
@@ -38,7 +39,8 @@ pub(crate) fn kvm_config(runtime: &Runtime) -> Result<WorkerConfig, String> {
         "--jail".into(),
     ];
     let mut config =
-        WorkerConfig::detect(assets.vmm, args, assets.guest_cache, runtime.programs_dir())?;
+        WorkerConfig::detect(assets.vmm, args, assets.guest_cache, runtime.programs_dir())
+            .map_err(Unavailable::Host)?;
     config.microvm = true;
     // The guest's RAM is the VMM's memory (what the guest writes is copied
     // out of the snapshot into the VMM's cgroup).
@@ -58,14 +60,11 @@ struct Assets {
 }
 
 impl Assets {
-    fn find(runtime: &Runtime) -> Result<Assets, String> {
+    fn find(runtime: &Runtime) -> Result<Assets, Unavailable> {
         let vmm = beside_this_executable("EPHEMERAL_VMM_BIN", "ephemeral-vmm")?;
         let kernel = default_kernel();
         if !kernel.is_file() {
-            return Err(format!(
-                "no guest kernel at {} (vm-fallback/guest/build-kernel makes it)",
-                kernel.display()
-            ));
+            return Err(Unavailable::NoKernel(kernel));
         }
         let guest_worker = std::env::var_os("EPHEMERAL_GUEST_WORKER")
             .map(PathBuf::from)
@@ -76,10 +75,7 @@ impl Assets {
                     .join("release/ephemeral-worker")
             });
         if !guest_worker.is_file() {
-            return Err(format!(
-                "no static guest worker at {} (cargo build --release --target {GUEST_TARGET} -p ephemeral-worker, or set EPHEMERAL_GUEST_WORKER)",
-                guest_worker.display()
-            ));
+            return Err(Unavailable::NoGuestWorker(guest_worker));
         }
         let guest_cache = Path::new(CACHE).join("guest-cache");
         let programs = runtime.programs_dir();
@@ -92,7 +88,7 @@ impl Assets {
             },
             true,
         )
-        .map_err(|e| format!("cannot precompile the guest's components: {e}"))?;
+        .map_err(Unavailable::Precompile)?;
         Ok(Assets {
             vmm,
             kernel,
@@ -105,7 +101,7 @@ impl Assets {
 
     /// The template's snapshot folder, booted now if no snapshot of these
     /// exact inputs exists yet.
-    fn template(&self) -> Result<PathBuf, String> {
+    fn template(&self) -> Result<PathBuf, Unavailable> {
         let dir = Path::new(CACHE).join("snapshots").join(self.key());
         if dir.join("state").is_file() {
             return Ok(dir);
@@ -124,12 +120,13 @@ impl Assets {
             .arg("--out")
             .arg(&dir)
             .output()
-            .map_err(|e| format!("cannot run {}: {e}", self.vmm.display()))?;
+            .map_err(|source| Unavailable::Vmm {
+                path: self.vmm.clone(),
+                source,
+            })?;
         if !out.status.success() {
-            return Err(format!(
-                "the microVM template did not boot: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
+            let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            return Err(Unavailable::Template(why));
         }
         tracing::info!("{}", String::from_utf8_lossy(&out.stdout).trim());
         Ok(dir)

@@ -29,14 +29,42 @@ use ephemeral_runtime::Limits;
 pub use ephemeral_worker::{ExecEvent, WorkerFailure as SandboxFailure};
 use tokio::sync::mpsc;
 
-pub(crate) use binaries::beside_this_executable;
 pub use choose::{Choice, ChooseError, choose};
-pub(crate) use microvm::kvm_config;
-pub(crate) use worker::jail_config;
 
 use crate::isolation::Isolation;
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Why an isolation cannot be had on this host, in one line each.
+#[derive(Debug, thiserror::Error)]
+pub enum Unavailable {
+    #[error(transparent)]
+    Kvm(#[from] crate::isolation::KvmUnavailable),
+    #[error("cannot find the `{name}` binary (build it, or set {var})")]
+    Binary { name: &'static str, var: &'static str },
+    #[error("cannot find this executable: {0}")]
+    CurrentExe(std::io::Error),
+    #[error("no guest kernel at {} (vm-fallback/guest/build-kernel makes it)", .0.display())]
+    NoKernel(std::path::PathBuf),
+    #[error(
+        "no static guest worker at {} (cargo build --release --target x86_64-unknown-linux-musl -p ephemeral-worker, or set EPHEMERAL_GUEST_WORKER)",
+        .0.display()
+    )]
+    NoGuestWorker(std::path::PathBuf),
+    #[error("cannot precompile the guest's components: {0}")]
+    Precompile(ephemeral_runtime::Error),
+    #[error("cannot run {}: {source}", .path.display())]
+    Vmm {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the microVM template did not boot: {0}")]
+    Template(String),
+    /// What the worker crate finds missing on this host (namespaces,
+    /// cgroups, the worker binary's folders).
+    #[error("{0}")]
+    Host(String),
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {

@@ -11,7 +11,7 @@ use ephemeral_worker::{ExecEvent, WorkerConfig, WorkerHandle, WorkerPool};
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use super::{BoxFuture, Sandbox, SandboxError, SandboxFailure, SandboxSource};
+use super::{BoxFuture, Sandbox, SandboxError, SandboxFailure, SandboxSource, Unavailable};
 use crate::isolation::Isolation;
 
 impl Sandbox for WorkerHandle {
@@ -70,7 +70,7 @@ impl SandboxSource for Pooled {
 pub(crate) fn jail_config(
     runtime: &Runtime,
     binary: Option<PathBuf>,
-) -> Result<WorkerConfig, String> {
+) -> Result<WorkerConfig, Unavailable> {
     let program = match binary {
         Some(path) => path,
         None => super::binaries::worker_binary()?,
@@ -81,4 +81,5 @@ pub(crate) fn jail_config(
         runtime.cache().dir().to_path_buf(),
         runtime.programs_dir(),
     )
+    .map_err(Unavailable::Host)
 }

@@ -33,6 +33,7 @@ impl LiveTimeline {
     }
 
     /// Events with a sequence number above `after`.
+    #[cfg(test)]
     pub fn after(&self, after: i64) -> Vec<Arc<Event>> {
         self.page(after, usize::MAX)
     }
@@ -82,10 +83,6 @@ impl Hub {
     /// new ones read the store.
     pub fn close(&self, run_id: &str) {
         self.lock().remove(run_id);
-    }
-
-    pub fn live_runs(&self) -> usize {
-        self.lock().len()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<LiveTimeline>>> {

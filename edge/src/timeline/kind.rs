@@ -92,6 +92,18 @@ impl EventKind {
         }
     }
 
+    /// A run's outcome (`run.succeeded`, `run.failed`, …).
+    pub fn is_outcome(self) -> bool {
+        matches!(
+            self,
+            EventKind::RunSucceeded
+                | EventKind::RunFailed
+                | EventKind::RunTimedOut
+                | EventKind::RunBudgetExceeded
+                | EventKind::RunCancelled
+        )
+    }
+
     /// The last event of every timeline, whatever its outcome.
     pub fn is_last(self) -> bool {
         self == EventKind::WorkerDestroyed

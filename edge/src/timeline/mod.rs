@@ -18,7 +18,7 @@ mod writer;
 pub use hub::{Hub, LiveTimeline};
 pub use kind::EventKind;
 pub use reader::Reader;
-pub use writer::{MAX_OUTPUT_EVENT_BYTES, MAX_TIMELINE_BYTES, RunEvents, Timeline};
+pub use writer::{RunEvents, Timeline};
 
 use serde_json::{Map, Value, json};
 

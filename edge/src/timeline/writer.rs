@@ -92,10 +92,6 @@ impl RunEvents {
         }
     }
 
-    pub fn created_at(&self) -> i64 {
-        self.inner.created_at
-    }
-
     /// Appends an event. A store failure is logged, not fatal: live readers
     /// still get the event, and the run still ends and settles.
     pub async fn emit(&self, kind: EventKind, mut fields: Value) {
@@ -180,9 +176,11 @@ mod tests {
             .await;
         let stored = store.events("run_x", 0).await.expect("events");
         let kinds: Vec<&str> = stored.iter().map(|e| e.kind.as_str()).collect();
-        let outputs = kinds.iter().filter(|k| **k == "shell.output").count();
+        let output = EventKind::ShellOutput.name();
+        let outputs = kinds.iter().filter(|k| **k == output).count();
         assert!(outputs < floods, "{outputs} of {floods} stored");
-        assert_eq!(&kinds[outputs..], ["timeline.truncated", "shell.exit"]);
+        let tail = [EventKind::TimelineTruncated, EventKind::ShellExit].map(EventKind::name);
+        assert_eq!(&kinds[outputs..], tail);
         let bytes: usize = stored.iter().map(|e| e.data.len()).sum();
         assert!(bytes <= MAX_OUTPUT_EVENT_BYTES + 4096, "{bytes}");
         // Sequence numbers stay contiguous: nothing was skipped silently.
@@ -239,11 +237,17 @@ mod tests {
             .await;
         let stored = store.events("run_x", 0).await.expect("events");
         let kinds: Vec<&str> = stored.iter().map(|e| e.kind.as_str()).collect();
-        let commands = kinds.iter().filter(|k| **k == "shell.command").count();
+        let command_kind = EventKind::ShellCommand.name();
+        let commands = kinds.iter().filter(|k| **k == command_kind).count();
         assert!(commands < n, "{commands} of {n} stored");
         assert_eq!(
             &kinds[commands..],
-            ["timeline.truncated", "run.succeeded", "worker.destroyed"]
+            [
+                EventKind::TimelineTruncated,
+                EventKind::RunSucceeded,
+                EventKind::WorkerDestroyed
+            ]
+            .map(EventKind::name)
         );
         let bytes: usize = stored.iter().map(|e| e.data.len()).sum();
         assert!(bytes <= MAX_TIMELINE_BYTES + 4096, "{bytes}");

@@ -4,8 +4,10 @@
 
 mod body;
 pub mod cgroup;
+mod driver;
 mod frames;
 mod handle;
+mod idle;
 mod pool;
 mod process;
 mod spawn;
@@ -14,9 +16,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use cgroup::{CgroupLimits, CgroupVersion};
-pub use handle::{
-    ExecEvent, IdleWorker, StartError, WorkerFailure, WorkerHandle, guest_identity, wait_failure,
-};
+pub use handle::{ExecEvent, WorkerFailure, WorkerHandle, wait_failure};
+pub use idle::{IdleWorker, StartError, guest_identity};
 pub use pool::WorkerPool;
 pub use process::{Exit, WorkerProcess};
 pub use spawn::SpawnError;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::sync::{Notify, Semaphore};
 
 use super::WorkerConfig;
-use super::handle::{IdleWorker, StartError};
+use super::idle::{IdleWorker, StartError};
 
 /// Pause after a failed spawn before the pool tries again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
