@@ -64,7 +64,7 @@ pub enum Refusal {
 #[derive(Debug)]
 pub enum Admission {
     /// A new run, started.
-    Admitted(RunRecord),
+    Admitted(Box<RunRecord>),
     /// The key was used before with the same request: that run's response.
     Replayed { run_id: String, response: String },
     Refused(Refusal),
@@ -136,7 +136,7 @@ pub async fn admit(edge: &Arc<Edge>, asked: Asked<'_>) -> Result<Admission, Stor
             };
             let executor = executor_for(edge, &model, &spec);
             spawn(edge.clone(), record.clone(), (spec, executor), request.files, first);
-            Admission::Admitted(record)
+            Admission::Admitted(Box::new(record))
         }
         Created::Replayed { run_id, response } => Admission::Replayed { run_id, response },
         Created::KeyReused => Admission::Refused(Refusal::KeyReused),

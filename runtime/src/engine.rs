@@ -4,31 +4,30 @@
 //! Configured for many short-lived instances: the pooling allocator (slots
 //! reserved up front, memory reset copy-on-write), epoch interruption for
 //! deadlines (a ticker thread advances the epoch), and a linker that holds
-//! exactly the capabilities a sandbox gets. The shell component is compiled
-//! once (or loaded from the on-disk cache) and pre-linked, so a command's
-//! instantiation does no linking work.
+//! exactly the capabilities a sandbox gets (`linker.rs`). The shell
+//! component is compiled once (or loaded from the on-disk cache) and
+//! pre-linked, so a command's instantiation does no linking work; the
+//! other programs are found and loaded on first use (`programs.rs`).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::component::Linker;
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
-use wasmtime_wasi::cli::{WasiCli, WasiCliCtxView};
-use wasmtime_wasi::clocks::{WasiClocks, WasiClocksCtxView};
-use wasmtime_wasi::p2::bindings::sync::CommandPre;
-use wasmtime_wasi::random::WasiRandom;
 
+use crate::Error;
 use crate::component_cache::{CacheOutcome, ComponentCache};
-use crate::deadline_clock::{DeadlineClock, HasDeadlineClock};
 use crate::launch::StoreState;
-use crate::memfs::{self, Tree};
-use crate::program_root::{Preopen, ProgramRoot};
+use crate::linker::{prelink, sandbox_linker};
+pub use crate::linker::Program;
+use crate::memfs::Tree;
+use crate::program_root::Preopen;
+use crate::programs::{ProgramSlot, default_programs_dir, find_programs, find_programs_where, record};
 use crate::sandbox::SandboxBuilder;
-use crate::{Error, bindings};
 
 /// How often the epoch advances: the granularity of every deadline.
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(1);
@@ -294,99 +293,6 @@ impl Runtime {
     }
 }
 
-impl Runtime {
-    /// A program's component: its indexed entry mapped as it is, else the
-    /// long way (read, hash, look up or compile, check).
-    fn load_slot(&self, slot: &ProgramSlot) -> Result<Program, Error> {
-        let name = slot.name();
-        if let Some(entry) = self.cache.indexed(name, &slot.path) {
-            // SAFETY: the entry was compiled by this cache's engine settings
-            // and checked when it was indexed; wasmtime checks its header.
-            match unsafe { Component::deserialize_file(&self.engine, &entry) } {
-                Ok(component) => return prelink(&self.linker, name, &component),
-                Err(e) => tracing::warn!(program = name, error = %e, "indexed entry refused"),
-            }
-        }
-        let wasm = std::fs::read(&slot.path).map_err(|e| {
-            Error::Component(name.to_owned(), format!("{}: {e}", slot.path.display()))
-        })?;
-        self.load_program(name, &wasm)
-    }
-}
-
-/// A program found in the programs folder, loaded on first use.
-struct ProgramSlot {
-    path: PathBuf,
-    /// Its read-only files, laid into every sandbox (see `program_root`).
-    root: Option<ProgramRoot>,
-    loaded: OnceLock<Result<Program, String>>,
-}
-
-impl ProgramSlot {
-    /// The program's own name: its file's stem (`python3` for an alias
-    /// `python`), which keys its cache entry.
-    fn name(&self) -> &str {
-        self.path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or_default()
-    }
-}
-
-/// Other names a program answers to, as on Debian (`python` is `python3`).
-const ALIASES: &[(&str, &str)] = &[("python", "python3"), ("nodejs", "node"), ("js", "node")];
-
-/// Every `NAME.wasm` in `dir` is a program `NAME`; aliases share its slot.
-/// A program whose read-only files are not all there is left out (with a
-/// warning), as is, when `with_roots` is false, any program with such files.
-fn find_programs(dir: PathBuf) -> BTreeMap<String, Arc<ProgramSlot>> {
-    find_programs_where(dir, true)
-}
-
-fn find_programs_where(dir: PathBuf, with_roots: bool) -> BTreeMap<String, Arc<ProgramSlot>> {
-    let mut found = BTreeMap::new();
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let (Some(stem), Some("wasm")) = (
-            path.file_stem().and_then(|s| s.to_str()),
-            path.extension().and_then(|s| s.to_str()),
-        ) else {
-            continue;
-        };
-        let root = match ProgramRoot::find(&path) {
-            Ok(root) => root,
-            Err(e) => {
-                tracing::warn!(program = stem, error = %e, "program left out");
-                continue;
-            }
-        };
-        if root.is_some() && !with_roots {
-            continue;
-        }
-        let slot = Arc::new(ProgramSlot {
-            path: path.clone(),
-            root,
-            loaded: OnceLock::new(),
-        });
-        found.insert(stem.to_owned(), slot);
-    }
-    for (alias, name) in ALIASES {
-        if let Some(slot) = found.get(*name).cloned() {
-            found.entry((*alias).to_owned()).or_insert(slot);
-        }
-    }
-    found
-}
-
-fn default_programs_dir() -> PathBuf {
-    std::env::var_os("EPHEMERAL_PROGRAMS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/var/cache/ephemeral/programs"))
-}
-
 fn engine_config(config: &RuntimeConfig) -> Config {
     let mut pool = PoolingAllocationConfig::new();
     let slots = config.max_concurrent.max(1);
@@ -465,128 +371,6 @@ pub fn precompile_for_target(
         entries.push(entry);
     }
     Ok(entries)
-}
-
-/// Writes a checked entry down in the cache's index; a cache that cannot
-/// be written to only costs the next process the long way.
-fn record(cache: &ComponentCache, name: &str, wasm: &Path, entry: &Path) {
-    if let Err(e) = cache.record(name, wasm, entry) {
-        tracing::debug!(program = name, error = %e, "cannot index the entry");
-    }
-}
-
-/// Every capability a sandboxed component may import, and nothing else:
-/// wasmtime-wasi's cli, clocks, random and io, our in-memory filesystem,
-/// and Ephemeral's `fs-meta` and `session`. `wasi:sockets` and `wasi:http`
-/// are absent, so a component importing them fails to link.
-fn sandbox_linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
-    use wasmtime_wasi::p2::bindings::{cli, clocks, random, sync::io};
-    let mut l = Linker::<StoreState>::new(engine);
-    io::error::add_to_linker::<_, HasTable>(&mut l, table)?;
-    io::poll::add_to_linker::<_, HasTable>(&mut l, table)?;
-    io::streams::add_to_linker::<_, HasTable>(&mut l, table)?;
-
-    clocks::wall_clock::add_to_linker::<_, WasiClocks>(&mut l, clocks_view)?;
-    clocks::monotonic_clock::add_to_linker::<_, HasDeadlineClock>(&mut l, deadline_clock)?;
-
-    random::random::add_to_linker::<_, WasiRandom>(&mut l, random_view)?;
-    random::insecure::add_to_linker::<_, WasiRandom>(&mut l, random_view)?;
-    random::insecure_seed::add_to_linker::<_, WasiRandom>(&mut l, random_view)?;
-
-    cli::exit::add_to_linker::<_, WasiCli>(&mut l, cli_view)?;
-    cli::environment::add_to_linker::<_, WasiCli>(&mut l, cli_view)?;
-    cli::stdin::add_to_linker::<_, WasiCli>(&mut l, cli_view)?;
-    cli::stdout::add_to_linker::<_, WasiCli>(&mut l, cli_view)?;
-    cli::stderr::add_to_linker::<_, WasiCli>(&mut l, cli_view)?;
-    cli::terminal_input::add_to_linker::<_, WasiCli>(&mut l, cli_view)?;
-    cli::terminal_output::add_to_linker::<_, WasiCli>(&mut l, cli_view)?;
-    cli::terminal_stdin::add_to_linker::<_, WasiCli>(&mut l, cli_view)?;
-    cli::terminal_stdout::add_to_linker::<_, WasiCli>(&mut l, cli_view)?;
-    cli::terminal_stderr::add_to_linker::<_, WasiCli>(&mut l, cli_view)?;
-
-    memfs::add_to_linker(&mut l, |s| memfs::MemFsView {
-        fs: &s.fs,
-        preopens: &s.preopens,
-        table: &mut s.table,
-        umask: s.umask,
-        stdio: &s.stdio,
-    })?;
-    bindings::fs_meta::add_to_linker::<_, HasSelf<StoreState>>(&mut l, |s| s)?;
-    bindings::session::add_to_linker::<_, HasSelf<StoreState>>(&mut l, |s| s)?;
-    bindings::process::add_to_linker::<_, HasSelf<StoreState>>(&mut l, |s| s)?;
-    Ok(l)
-}
-
-fn table(s: &mut StoreState) -> &mut wasmtime::component::ResourceTable {
-    &mut s.table
-}
-
-fn clocks_view(s: &mut StoreState) -> WasiClocksCtxView<'_> {
-    WasiClocksCtxView {
-        ctx: s.wasi.clocks(),
-        table: &mut s.table,
-    }
-}
-
-fn deadline_clock(s: &mut StoreState) -> DeadlineClock<'_> {
-    DeadlineClock {
-        clocks: WasiClocksCtxView {
-            ctx: s.wasi.clocks(),
-            table: &mut s.table,
-        },
-        stop: &s.stop,
-    }
-}
-
-fn random_view(s: &mut StoreState) -> &mut wasmtime_wasi::random::WasiRandomCtx {
-    s.wasi.random()
-}
-
-fn cli_view(s: &mut StoreState) -> WasiCliCtxView<'_> {
-    WasiCliCtxView {
-        ctx: s.wasi.cli(),
-        table: &mut s.table,
-    }
-}
-
-struct HasTable;
-
-impl wasmtime::component::HasData for HasTable {
-    type Data<'a> = &'a mut wasmtime::component::ResourceTable;
-}
-
-/// A command component compiled and linked against the sandbox's
-/// capabilities, ready to instantiate in any sandbox of this runtime.
-#[derive(Clone)]
-pub struct Program {
-    pub(crate) name: String,
-    pub(crate) pre: CommandPre<StoreState>,
-    /// The folders it is given before `/` (see `program_root`); empty for
-    /// most programs, which see only `/`.
-    pub(crate) preopens: Arc<[Preopen]>,
-}
-
-impl Program {
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-}
-
-fn prelink(
-    linker: &Linker<StoreState>,
-    name: &str,
-    component: &Component,
-) -> Result<Program, Error> {
-    let pre = linker
-        .instantiate_pre(component)
-        .map_err(|e| Error::Capability(name.to_owned(), format!("{e:#}")))?;
-    let pre =
-        CommandPre::new(pre).map_err(|e| Error::Component(name.to_owned(), format!("{e:#}")))?;
-    Ok(Program {
-        name: name.to_owned(),
-        pre,
-        preopens: Arc::new([]),
-    })
 }
 
 fn default_cache_dir() -> PathBuf {

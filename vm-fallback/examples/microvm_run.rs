@@ -203,12 +203,12 @@ fn pool_runs(
                     false
                 }
                 Ok(idle) => {
+                    let pid = idle.pid().unwrap_or_default();
                     println!(
-                        "--- pool handed out a jailed VMM (pid {}) in {:.1} ms",
-                        idle.pid(),
+                        "--- pool handed out a jailed VMM (pid {pid}) in {:.1} ms",
                         t.elapsed().as_secs_f64() * 1e3
                     );
-                    print_jail(idle.pid());
+                    print_jail(pid);
                     match idle.start(Default::default(), Vec::new()).await {
                         Err(e) => {
                             println!("--- Start refused: {e}");
@@ -233,7 +233,6 @@ fn pool_runs(
                                     }
                                 }
                             }
-                            let pid = worker.pid();
                             worker.destroy().await;
                             let gone = !std::path::Path::new(&format!("/proc/{pid}")).exists();
                             println!("--- destroyed; VMM process gone: {gone}");
