@@ -124,9 +124,11 @@ pub fn command(boot: &Boot) -> Command {
         .arg("-initrd")
         .arg(&boot.initrd)
         .args(["-append", append])
-        .arg("-chardev")
-        .arg(format!("file,id=beat,path={}", boot.beat.display()))
-        .args(["-device", "isa-serial,chardev=beat"])
+        // COM1 is the console; COM2 the heartbeat. Named both: QEMU makes
+        // no default serial port once one is named.
+        .args(["-serial", "stdio"])
+        .arg("-serial")
+        .arg(format!("file:{}", boot.beat.display()))
         .arg("-monitor")
         .arg(format!(
             "unix:{},server=on,wait=off",
@@ -502,8 +504,7 @@ mod tests {
             "-smp 1",
             "-nic none",
             "-no-reboot",
-            "file,id=beat,path=/b",
-            "isa-serial,chardev=beat",
+            "-serial stdio -serial file:/b",
             "unix:/m,server=on,wait=off",
         ] {
             assert!(line.contains(part), "{part} missing from {line}");
