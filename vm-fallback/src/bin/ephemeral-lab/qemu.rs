@@ -258,7 +258,7 @@ fn registers(monitor: &std::path::Path) -> String {
         }
         Ok(String::from_utf8_lossy(&text).into_owned())
     };
-    match ask() {
+    let lines = match ask() {
         Ok(text) => text
             .lines()
             .map(str::trim)
@@ -269,8 +269,13 @@ fn registers(monitor: &std::path::Path) -> String {
             })
             .collect::<Vec<_>>()
             .join("; "),
-        Err(e) => format!("(QEMU's monitor did not answer: {e})"),
+        Err(e) => return format!("(QEMU's monitor did not answer: {e})"),
+    };
+    match lines.is_empty() {
+        true => "(QEMU's monitor did not answer)".into(),
+        false => lines,
     }
+}
 }
 
 /// Kills QEMU's whole process group and reaps QEMU.
