@@ -276,7 +276,6 @@ fn registers(monitor: &std::path::Path) -> String {
         false => lines,
     }
 }
-}
 
 /// Kills QEMU's whole process group and reaps QEMU.
 fn kill_group(child: &mut Child) {
