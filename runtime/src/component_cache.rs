@@ -261,3 +261,53 @@ impl Hasher for KeyHasher {
         self.0.update(bytes);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cache folder with a program file and an entry for it.
+    fn cache_with_entry() -> (tempfile::TempDir, ComponentCache, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ComponentCache::new(dir.path().join("cache"));
+        fs::create_dir_all(cache.dir()).unwrap();
+        let wasm = dir.path().join("prog.wasm");
+        fs::write(&wasm, b"\0asm component bytes").unwrap();
+        let entry = cache.dir().join("prog-0123456789abcdef0123456789abcdef.cwasm");
+        fs::write(&entry, b"compiled").unwrap();
+        (dir, cache, wasm, entry)
+    }
+
+    #[test]
+    fn an_indexed_entry_is_found_for_the_file_as_it_was() {
+        let (_dir, cache, wasm, entry) = cache_with_entry();
+        assert_eq!(cache.indexed("prog", &wasm), None);
+        cache.record("prog", &wasm, &entry).unwrap();
+        assert_eq!(cache.indexed("prog", &wasm), Some(entry.clone()));
+        assert_eq!(cache.indexed("other", &wasm), None);
+        // Recorded again (a rebuild): one line a program.
+        cache.record("prog", &wasm, &entry).unwrap();
+        let index = fs::read_to_string(cache.dir().join(INDEX)).unwrap();
+        assert_eq!(index.lines().count(), 1, "{index}");
+    }
+
+    #[test]
+    fn a_changed_file_or_a_missing_entry_is_not_trusted() {
+        let (_dir, cache, wasm, entry) = cache_with_entry();
+        cache.record("prog", &wasm, &entry).unwrap();
+        fs::write(&wasm, b"\0asm other component, longer").unwrap();
+        assert_eq!(cache.indexed("prog", &wasm), None, "a file of another length");
+        cache.record("prog", &wasm, &entry).unwrap();
+        fs::remove_file(&entry).unwrap();
+        assert_eq!(cache.indexed("prog", &wasm), None, "an entry that is gone");
+    }
+
+    #[test]
+    fn an_index_line_cannot_point_outside_the_cache() {
+        let (_dir, cache, wasm, _) = cache_with_entry();
+        let stamp = FileStamp::of(&wasm).unwrap();
+        let line = format!("prog {} {} ../../etc/passwd.cwasm\n", stamp.len, stamp.mtime);
+        fs::write(cache.dir().join(INDEX), line).unwrap();
+        assert_eq!(cache.indexed("prog", &wasm), None);
+    }
+}

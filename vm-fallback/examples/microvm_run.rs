@@ -70,6 +70,7 @@ fn main() {
         std::process::exit(2);
     };
     let timeout = Duration::from_secs(timeout.parse().unwrap_or(120));
+    let disk = std::env::var_os("EPHEMERAL_GUEST_DISK").map(std::path::PathBuf::from);
     let guest = WorkerGuest {
         kernel: kernel.into(),
         worker: worker.into(),
@@ -79,11 +80,10 @@ fn main() {
     }
     // `EPHEMERAL_GUEST_DISK=PATH`: programs with files of their own (the
     // scientific python) go on a read-only disk made there.
-    .guest(
-        std::env::var_os("EPHEMERAL_GUEST_DISK")
-            .as_deref()
-            .map(std::path::Path::new),
-    )
+    .guest(match &disk {
+        Some(path) => microvm::Disk::Make(path),
+        None => microvm::Disk::None,
+    })
     .expect("the guest");
     let kvm = Kvm::open().expect("/dev/kvm");
     let started = Instant::now();

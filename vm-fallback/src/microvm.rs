@@ -71,25 +71,37 @@ pub struct WorkerGuest {
     pub memory_mib: usize,
 }
 
+/// The guest's read-only disk of programs with files of their own.
+#[derive(Debug, Clone, Copy)]
+pub enum Disk<'a> {
+    /// No disk: such programs are left out of the guest.
+    None,
+    /// Make the disk at this path (see [`WorkerGuest::make_disk`]).
+    Make(&'a Path),
+    /// A disk made before by [`WorkerGuest::make_disk`] (on another
+    /// machine, say), with its manifest beside it.
+    Made(&'a Path),
+}
+
 impl WorkerGuest {
     /// The bootable guest: `/init` is the worker, `/cache` and `/programs`
     /// what it loads. Programs with read-only files of their own (the
-    /// scientific python) and their compiled entries go on a read-only
-    /// disk made at `disk` (`/dev/vda`, mounted at [`DISK_MOUNT`] by the
-    /// worker), linked from `/programs` and `/cache`; without `disk` they
-    /// are left out.
-    pub fn guest(&self, disk: Option<&Path>) -> Result<LinuxGuest, MicrovmError> {
-        let layout = Layout::of(self, disk.is_some())?;
-        let disk = match disk {
-            Some(path) if !layout.on_disk.is_empty() => {
-                layout.make_disk(path)?;
-                Some(path.to_path_buf())
-            }
-            _ => None,
+    /// scientific python) and their compiled entries are on the read-only
+    /// disk (`/dev/vda`, mounted at [`DISK_MOUNT`] by the worker), linked
+    /// from `/programs` and `/cache`.
+    pub fn guest(&self, disk: Disk<'_>) -> Result<LinuxGuest, MicrovmError> {
+        let (image, on_disk) = match disk {
+            Disk::None => (None, Vec::new()),
+            Disk::Make(path) => match self.make_disk(path)? {
+                true => (Some(path), manifest(path)?),
+                false => (None, Vec::new()),
+            },
+            Disk::Made(path) => (Some(path), manifest(path)?),
         };
         let init = read(&self.worker)?;
-        let initramfs = initramfs::build(&init, &layout.in_ram)
-            .map_err(|e| MicrovmError::Initramfs(e.to_string()))?;
+        let files = self.in_ram(&on_disk)?;
+        let initramfs =
+            initramfs::build(&init, &files).map_err(|e| MicrovmError::Initramfs(e.to_string()))?;
         Ok(LinuxGuest {
             kernel: self.kernel.clone(),
             initramfs,
@@ -98,87 +110,131 @@ impl WorkerGuest {
                 cmdline_with_channel(DEFAULT_CMDLINE)
             ),
             memory_mib: self.memory_mib,
-            disk,
+            disk: image.map(Path::to_path_buf),
         })
     }
-}
 
-/// Where the worker mounts the guest's read-only disk, if it has one.
-pub const DISK_MOUNT: &str = "/disk";
+    /// Makes the read-only disk at `path`: every file of the programs with
+    /// files of their own and their compiled entries, laid out as
+    /// `programs/…` and `cache/…`, with the manifest of what it holds at
+    /// `PATH.list`. `false` (and nothing made) when no program needs one.
+    pub fn make_disk(&self, path: &Path) -> Result<bool, MicrovmError> {
+        let on_disk = self.split()?.1;
+        if on_disk.is_empty() {
+            return Ok(false);
+        }
+        let staging = path.with_extension("staging");
+        let _ = std::fs::remove_dir_all(&staging);
+        for (from, to) in &on_disk {
+            link_tree(from, &staging.join(to))?;
+        }
+        let made = crate::disk_image::build(&staging, path);
+        let _ = std::fs::remove_dir_all(&staging);
+        made.map_err(|e| MicrovmError::Disk(e.to_string()))?;
+        let list: String = on_disk.iter().map(|(_, to)| format!("{to}\n")).collect();
+        let listing = manifest_path(path);
+        std::fs::write(&listing, list).map_err(|source| MicrovmError::Read {
+            path: listing,
+            source,
+        })?;
+        Ok(true)
+    }
 
-fn read(path: &Path) -> Result<Vec<u8>, MicrovmError> {
-    std::fs::read(path).map_err(|source| MicrovmError::Read {
-        path: path.to_path_buf(),
-        source,
-    })
-}
+    /// The initramfs's files: the cache and programs folders' small files,
+    /// and a link for each of `on_disk` (paths on the disk).
+    fn in_ram(&self, on_disk: &[String]) -> Result<Vec<Entry>, MicrovmError> {
+        let (small, _) = self.split()?;
+        let mut entries = vec![
+            Entry::Dir {
+                path: "cache".into(),
+            },
+            Entry::Dir {
+                path: "programs".into(),
+            },
+        ];
+        let on_the_disk = |to: &str| on_disk.iter().any(|d| d == to);
+        for (from, to) in small.iter().filter(|(_, to)| !on_the_disk(to)) {
+            entries.push(Entry::File {
+                path: to.clone(),
+                mode: 0o644,
+                data: read(from)?,
+                mtime: initramfs::mtime_seconds(from),
+            });
+        }
+        // What is too big for RAM and not on a disk is left out.
+        for to in on_disk {
+            entries.push(Entry::Symlink {
+                path: to.clone(),
+                target: format!("{DISK_MOUNT}/{to}"),
+            });
+        }
+        if !on_disk.is_empty() {
+            entries.push(Entry::Dir {
+                path: DISK_MOUNT.trim_start_matches('/').into(),
+            });
+        }
+        Ok(entries)
+    }
 
-/// Where each of a guest's files goes: into its initramfs (RAM, part of
-/// the template's memory), or onto its read-only disk (shared by every VM
-/// from the host's file), linked from where the worker looks.
-struct Layout {
-    in_ram: Vec<Entry>,
-    /// `(host path, path on the disk)`.
-    on_disk: Vec<(PathBuf, String)>,
-}
-
-impl Layout {
-    fn of(guest: &WorkerGuest, with_disk: bool) -> Result<Layout, MicrovmError> {
-        let mut layout = Layout {
-            in_ram: Vec::new(),
-            on_disk: Vec::new(),
-        };
-        let rooted = programs_with_roots(&guest.programs_dir)?;
-        for (dir, into) in [
-            (&guest.cache_dir, "cache"),
-            (&guest.programs_dir, "programs"),
-        ] {
-            layout.in_ram.push(Entry::Dir { path: into.into() });
+    /// The guest's files, `(host path, guest path)`: the small ones (for
+    /// the initramfs) and those of programs with files of their own (for
+    /// the disk), from the cache and programs folders.
+    fn split(&self) -> Result<Files, MicrovmError> {
+        let rooted = programs_with_roots(&self.programs_dir)?;
+        let (mut small, mut big) = (Vec::new(), Vec::new());
+        for (dir, into) in [(&self.cache_dir, "cache"), (&self.programs_dir, "programs")] {
             for entry in read_dir(dir)? {
                 let name = entry.file_name().to_string_lossy().into_owned();
                 let owner = match into {
                     "cache" => cache_entry_program(&name),
                     _ => name.split('.').next(),
                 };
-                let big = owner.is_some_and(|p| rooted.iter().any(|r| r == p));
-                if big && with_disk {
-                    let on_disk = format!("{into}/{name}");
-                    layout.in_ram.push(Entry::Symlink {
-                        path: on_disk.clone(),
-                        target: format!("{DISK_MOUNT}/{on_disk}"),
-                    });
-                    layout.on_disk.push((entry.path(), on_disk));
-                } else if !big && entry.path().is_file() {
-                    layout.in_ram.push(Entry::File {
-                        path: format!("{into}/{name}"),
-                        mode: 0o644,
-                        data: read(&entry.path())?,
-                        mtime: initramfs::mtime_seconds(&entry.path()),
-                    });
+                let to = format!("{into}/{name}");
+                if owner.is_some_and(|p| rooted.iter().any(|r| r == p)) {
+                    big.push((entry.path(), to));
+                } else if entry.path().is_file() {
+                    small.push((entry.path(), to));
                 }
             }
         }
-        if !layout.on_disk.is_empty() {
-            layout.in_ram.push(Entry::Dir {
-                path: DISK_MOUNT.trim_start_matches('/').into(),
-            });
-        }
-        Ok(layout)
+        Ok((small, big))
     }
+}
 
-    /// Lays the disk's files out (hard links where the host allows) and
-    /// makes the image at `path`.
-    fn make_disk(&self, path: &Path) -> Result<(), MicrovmError> {
-        let staging = path.with_extension("staging");
-        let _ = std::fs::remove_dir_all(&staging);
-        for (from, to) in &self.on_disk {
-            link_tree(from, &staging.join(to))?;
-        }
-        let made = crate::disk_image::build(&staging, path);
-        let _ = std::fs::remove_dir_all(&staging);
-        made.map_err(|e| MicrovmError::Disk(e.to_string()))?;
-        Ok(())
+/// Small files and big ones, `(host path, guest path)`.
+type Files = (Vec<(PathBuf, String)>, Vec<(PathBuf, String)>);
+
+/// Where the worker mounts the guest's read-only disk, if it has one.
+pub const DISK_MOUNT: &str = "/disk";
+
+/// The manifest of the disk at `path`: the paths it holds, one a line.
+fn manifest_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".list");
+    PathBuf::from(name)
+}
+
+fn manifest(path: &Path) -> Result<Vec<String>, MicrovmError> {
+    let listing = manifest_path(path);
+    let text = std::fs::read_to_string(&listing).map_err(|source| MicrovmError::Read {
+        path: listing.clone(),
+        source,
+    })?;
+    let bad = |line: &str| line.contains("..") || line.starts_with('/') || line.is_empty();
+    if let Some(line) = text.lines().find(|l| bad(l)) {
+        return Err(MicrovmError::Disk(format!(
+            "{}: {line:?} is not a path on the disk",
+            listing.display()
+        )));
     }
+    Ok(text.lines().map(str::to_owned).collect())
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, MicrovmError> {
+    std::fs::read(path).map_err(|source| MicrovmError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 fn read_dir(dir: &Path) -> Result<Vec<std::fs::DirEntry>, MicrovmError> {

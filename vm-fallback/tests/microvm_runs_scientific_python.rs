@@ -1,7 +1,9 @@
 //! The scientific python in a microVM, end to end, under the lab's AMD SVM
-//! (issue 14): `ephemeral-vmm template` lays python3-sci's component, its
-//! read-only files and its compiled entry (over 500 MB) on the template's
-//! read-only virtio disk instead of its memory; a VM restored from the
+//! (issue 14): python3-sci's component, its read-only files and its
+//! compiled entry (over 500 MB) go on a read-only virtio disk instead of
+//! the template's memory — made here on the host (the lab has no
+//! e2fsprogs), handed to `ephemeral-vmm template --disk-image`, which links
+//! the guest's `/programs` and `/cache` into it; a VM restored from the
 //! template mounts the disk and maps the entry through the cache's index
 //! without reading it whole. In that VM, a shell heredoc reads a CSV with
 //! pandas, groups it, plots it with matplotlib (Agg) into `chart.png`: the
@@ -11,6 +13,7 @@
 
 mod support;
 
+use ephemeral_vm::microvm::WorkerGuest;
 use support::{build_musl, file, kernel, lab, scientific_guest_components, section, stripped};
 
 /// The heredoc a data agent would write: CSV in, sums and a chart out.
@@ -63,14 +66,37 @@ fn a_microvm_run_imports_pandas_and_saves_a_chart() {
             "/microvm_run",
         ),
     ];
-    for (host, guest) in scientific_guest_components() {
-        files.push(file(&host, &guest));
+    let components = scientific_guest_components();
+    let disk = tempfile::tempdir().unwrap();
+    let image = disk.path().join("disk.img");
+    let made = WorkerGuest {
+        kernel: kernel.clone(),
+        worker: built.join("ephemeral-worker"),
+        cache_dir: "/var/cache/ephemeral/guest-cache".into(),
+        programs_dir: "/var/cache/ephemeral/guest-programs".into(),
+        memory_mib: ephemeral_vm::microvm::DEFAULT_MEMORY_MIB,
     }
+    .make_disk(&image)
+    .expect("the disk of programs with files of their own");
+    assert!(made, "python3-sci has files of its own: it needs the disk");
+    let on_disk = std::fs::read_to_string(disk.path().join("disk.img.list")).unwrap();
+    for (host, guest) in components {
+        // Only what the initramfs takes: the rest is on the disk.
+        let on_the_disk = on_disk.lines().any(|d| {
+            let lab = d.replacen("programs/", "/gprog/", 1).replacen("cache/", "/gcache/", 1);
+            guest == lab || guest.starts_with(&format!("{lab}/"))
+        });
+        if !on_the_disk {
+            files.push(file(&host, &guest));
+        }
+    }
+    files.push(file(&image, "/disk.img"));
+    files.push(file(&disk.path().join("disk.img.list"), "/disk.img.list"));
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let script = format!(
         "echo '==> template'\n\
          /ephemeral-vmm template --kernel /vmlinux --worker /worker --cache /gcache \
-           --programs /gprog --out /snapshot 2>&1\n\
+           --programs /gprog --disk-image /disk.img --out /snapshot 2>&1\n\
          echo \"<== template: exit $?\"\n\
          ls -l /snapshot\n\
          echo '==> chart'\n\

@@ -243,12 +243,13 @@ mod tests {
         let token: Vec<char> = "abcXYZ019-_+/=:;@%.\"\\é€".chars().collect();
         let text: Vec<char> = "abcXYZ019-_+/=:;@%. \"\\\n\té€".chars().collect();
         let mut rng = rand::rngs::StdRng::seed_from_u64(3);
-        let text_of = |rng: &mut rand::rngs::StdRng, chars: &[char], range: std::ops::Range<usize>| {
-            let len = rng.random_range(range);
-            (0..len)
-                .map(|_| chars[rng.random_range(0..chars.len())])
-                .collect::<String>()
-        };
+        let text_of =
+            |rng: &mut rand::rngs::StdRng, chars: &[char], range: std::ops::Range<usize>| {
+                let len = rng.random_range(range);
+                (0..len)
+                    .map(|_| chars[rng.random_range(0..chars.len())])
+                    .collect::<String>()
+            };
         for _ in 0..3_000 {
             let secret = text_of(&mut rng, &token, MIN_ENCODED_SECRET..40);
             let s = Scrubber::new();

@@ -2,13 +2,16 @@
 //!
 //! ```text
 //! ephemeral-vmm template --kernel VMLINUX --worker WORKER --cache DIR --programs DIR
-//!                        --out SNAPSHOT_DIR [--memory-mib N] [--timeout S]
+//!                        --out SNAPSHOT_DIR [--disk-image IMAGE] [--memory-mib N] [--timeout S]
 //! ephemeral-vmm serve --snapshot SNAPSHOT_DIR [--jail] [--fd N] [--timeout S]
 //! ephemeral-vmm probe
 //! ```
 //!
 //! `template` boots the worker's guest once, snapshots it at the worker's
-//! Ready and writes the snapshot. `serve` is one run: a microVM restored
+//! Ready and writes the snapshot; programs with files of their own go on
+//! a read-only disk made in the snapshot's folder (by e2fsprogs' mke2fs),
+//! or on the disk `--disk-image` names, made before by
+//! `WorkerGuest::make_disk` (with its manifest, `IMAGE.list`). `serve` is one run: a microVM restored
 //! from that snapshot, the worker protocol carried unchanged between the
 //! stream on descriptor N (3) and the guest — the host drives it as it
 //! drives a jailed worker, and starts it the same way: `serve` takes (and
@@ -32,11 +35,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use ephemeral_vm::Kvm;
 use ephemeral_vm::linux::{LinuxSnapshot, default_kernel};
-use ephemeral_vm::microvm::{self, DEFAULT_MEMORY_MIB, ServeEnd, WorkerGuest};
+use ephemeral_vm::microvm::{self, DEFAULT_MEMORY_MIB, Disk, ServeEnd, WorkerGuest};
 
 const USAGE: &str = "\
 usage: ephemeral-vmm template --kernel VMLINUX --worker WORKER --cache DIR --programs DIR
-                              --out SNAPSHOT_DIR [--memory-mib N] [--timeout S]
+                              --out SNAPSHOT_DIR [--disk-image IMAGE] [--memory-mib N] [--timeout S]
        ephemeral-vmm serve --snapshot SNAPSHOT_DIR [--jail] [--fd N] [--timeout S]
        ephemeral-vmm probe";
 
@@ -101,6 +104,7 @@ fn template(args: &[String]) -> Result<u8> {
         memory_mib: DEFAULT_MEMORY_MIB,
     };
     let mut out = None;
+    let mut disk_image = None;
     let mut timeout = TEMPLATE_TIMEOUT;
     for (flag, value) in options(args, &[])? {
         match flag {
@@ -109,6 +113,7 @@ fn template(args: &[String]) -> Result<u8> {
             "--cache" => guest.cache_dir = value.into(),
             "--programs" => guest.programs_dir = value.into(),
             "--out" => out = Some(PathBuf::from(value)),
+            "--disk-image" => disk_image = Some(PathBuf::from(value)),
             "--memory-mib" => guest.memory_mib = value.parse().context("--memory-mib")?,
             "--timeout" => timeout = seconds(value)?,
             other => bail!("unknown option {other}\n{USAGE}"),
@@ -127,7 +132,10 @@ fn template(args: &[String]) -> Result<u8> {
     let out = out
         .canonicalize()
         .with_context(|| out.display().to_string())?;
-    let guest = guest.guest(Some(&out.join("disk")))?;
+    let guest = match &disk_image {
+        Some(image) => guest.guest(Disk::Made(image))?,
+        None => guest.guest(Disk::Make(&out.join("disk")))?,
+    };
     eprintln!("ephemeral-vmm: booting the template ({})", kvm.kind());
     let (snapshot, times) = microvm::make_template(&kvm, &guest, timeout)?;
     let t = Instant::now();

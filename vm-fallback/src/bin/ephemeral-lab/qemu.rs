@@ -124,9 +124,11 @@ pub fn command(boot: &Boot) -> Command {
         .arg("-initrd")
         .arg(&boot.initrd)
         .args(["-append", append])
-        .arg("-chardev")
-        .arg(format!("file,id=beat,path={}", boot.beat.display()))
-        .args(["-device", "isa-serial,chardev=beat"])
+        // COM1 is the console; COM2 the heartbeat. Named both: QEMU makes
+        // no default serial port once one is named.
+        .args(["-serial", "stdio"])
+        .arg("-serial")
+        .arg(format!("file:{}", boot.beat.display()))
         .arg("-monitor")
         .arg(format!(
             "unix:{},server=on,wait=off",
@@ -256,7 +258,7 @@ fn registers(monitor: &std::path::Path) -> String {
         }
         Ok(String::from_utf8_lossy(&text).into_owned())
     };
-    match ask() {
+    let lines = match ask() {
         Ok(text) => text
             .lines()
             .map(str::trim)
@@ -267,7 +269,11 @@ fn registers(monitor: &std::path::Path) -> String {
             })
             .collect::<Vec<_>>()
             .join("; "),
-        Err(e) => format!("(QEMU's monitor did not answer: {e})"),
+        Err(e) => return format!("(QEMU's monitor did not answer: {e})"),
+    };
+    match lines.is_empty() {
+        true => "(QEMU's monitor did not answer)".into(),
+        false => lines,
     }
 }
 
@@ -502,8 +508,7 @@ mod tests {
             "-smp 1",
             "-nic none",
             "-no-reboot",
-            "file,id=beat,path=/b",
-            "isa-serial,chardev=beat",
+            "-serial stdio -serial file:/b",
             "unix:/m,server=on,wait=off",
         ] {
             assert!(line.contains(part), "{part} missing from {line}");
