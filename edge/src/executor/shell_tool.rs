@@ -199,7 +199,108 @@ fn incomplete_tail(bytes: &[u8]) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use ephemeral_runtime::{ExecOutcome, Stream};
+    use serde_json::Value;
+    use tokio::sync::mpsc;
+
     use super::Utf8Carry;
+    use crate::broker::Scrubber;
+    use crate::config::ModelConfig;
+    use crate::executor::{Meter, RunContext, RunSpec};
+    use crate::run::Permissions;
+    use crate::sandbox::{BoxFuture, ExecEvent, Sandbox, SandboxFailure};
+    use crate::timeline::{EventKind, Hub, RunEvents, Timeline};
+
+    /// A sandbox that answers every command with the same chunks: what the
+    /// `Sandbox` seam lets a test stand in for a real one.
+    struct Scripted(Vec<ExecEvent>);
+
+    impl Sandbox for Scripted {
+        fn exec(&self, _: &str, _: Duration) -> mpsc::UnboundedReceiver<ExecEvent> {
+            let (tx, rx) = mpsc::unbounded_channel();
+            for event in &self.0 {
+                let event = match event {
+                    ExecEvent::Output(s, d) => ExecEvent::Output(*s, d.clone()),
+                    ExecEvent::Exit(o) => ExecEvent::Exit(o.clone()),
+                    ExecEvent::Failed(w) => ExecEvent::Failed(w.clone()),
+                };
+                let _ = tx.send(event);
+            }
+            rx
+        }
+
+        fn failure(&self) -> BoxFuture<'static, SandboxFailure> {
+            Box::pin(std::future::pending())
+        }
+
+        fn destroy(self: Box<Self>) -> BoxFuture<'static, ()> {
+            Box::pin(async {})
+        }
+    }
+
+    #[tokio::test]
+    async fn a_commands_output_reaches_the_timeline_in_order_with_its_exit() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::open(None, &dir.path().join("runs.db"))
+            .await
+            .unwrap();
+        let live = Hub::default().open("run_x");
+        let timeline = Timeline {
+            run_id: "run_x",
+            created_at: 0,
+            zero_data_retention: false,
+            next_seq: 1,
+        };
+        let events = RunEvents::new(timeline, store, live.clone(), Arc::new(Scrubber::new()));
+        let exit = ExecOutcome {
+            exit_code: 3,
+            duration: Duration::from_millis(5),
+            limit: None,
+            truncated: false,
+        };
+        let sandbox = Scripted(vec![
+            ExecEvent::Output(Stream::Stdout, b"one\n".to_vec()),
+            ExecEvent::Output(Stream::Stderr, b"two\n".to_vec()),
+            ExecEvent::Output(Stream::Stdout, b"three\n".to_vec()),
+            ExecEvent::Exit(exit),
+        ]);
+        let ctx = RunContext {
+            spec: RunSpec {
+                run_id: "run_x".into(),
+                prompt: String::new(),
+                model_id: "ephemeral/script".into(),
+                model: ModelConfig::default(),
+                permissions: Permissions {
+                    shell: true,
+                    web: false,
+                    connections: Vec::new(),
+                    files: Vec::new(),
+                    timeout_seconds: 10,
+                    max_cost_micros: 1,
+                    zero_data_retention: false,
+                },
+            },
+            events,
+            meter: Meter::new(1, Default::default(), Default::default()),
+            sandbox: Some(Box::new(sandbox)),
+            deadline: Instant::now() + Duration::from_secs(10),
+        };
+        let result = ctx.shell("call_1", "anything", Duration::from_secs(1)).await;
+        assert_eq!(result.exit_code, 3);
+        assert_eq!(result.output, "one\ntwo\nthree\n");
+        assert_eq!((result.stdout.as_str(), result.stderr.as_str()), ("one\nthree\n", "two\n"));
+        let kinds: Vec<EventKind> = live.after(0).iter().map(|e| e.kind).collect();
+        use EventKind::{ShellCommand, ShellExit, ShellOutput};
+        assert_eq!(
+            kinds,
+            [ShellCommand, ShellOutput, ShellOutput, ShellOutput, ShellExit]
+        );
+        let streams: Vec<Value> = live.after(0).iter().map(|e| e.data["stream"].clone()).collect();
+        assert_eq!(streams[1..4], ["stdout", "stderr", "stdout"]);
+    }
 
     #[test]
     fn split_characters_wait_for_their_end() {
