@@ -15,6 +15,7 @@ mod deadline_clock;
 mod engine;
 mod entropy;
 mod error;
+mod files;
 mod launch;
 mod linker;
 pub mod limits;
@@ -32,6 +33,7 @@ pub use crate::engine::{
     PORTABLE_CPU_FLAGS, Program, Runtime, RuntimeConfig, SHELL_WASM, precompile_for_target,
 };
 pub use crate::error::Error;
+pub use crate::files::{FileError, FileInfo, FileKind, MAX_CHUNK};
 pub use crate::launch::{EXIT_MEMORY, EXIT_TIMEOUT, EXIT_TRAP};
 pub use crate::limits::{LimitHit, Limits};
 pub use crate::output::{OutputSink, Stream};

@@ -360,6 +360,11 @@ impl Sandbox {
         &self.limits
     }
 
+    /// The sandbox's filesystem (`files.rs` reaches files through it).
+    pub(crate) fn fs(&self) -> &MemFs {
+        &self.fs
+    }
+
     /// Bytes and files stored in the sandbox.
     pub fn disk_usage(&self) -> (u64, u64) {
         self.fs.lock().usage()
@@ -397,6 +402,38 @@ impl Sandbox {
     pub fn exec(&mut self, command: &str, sink: impl OutputSink) -> Result<ExecOutcome, Error> {
         let shell = self.runtime.shell.clone();
         self.run(&shell, &["bash", "-c", command], sink)
+    }
+
+    /// [`Sandbox::exec`] with `stdin` as the command's standard input and
+    /// `env` added to (or replacing in) its environment, for this command
+    /// only.
+    pub fn exec_with(
+        &mut self,
+        command: &str,
+        stdin: Vec<u8>,
+        env: &[(String, String)],
+        sink: impl OutputSink,
+    ) -> Result<ExecOutcome, Error> {
+        let shell = self.runtime.shell.clone();
+        if env.is_empty() {
+            return self.run_with_input(&shell, &["bash", "-c", command], stdin, sink);
+        }
+        let saved = self.env.clone();
+        for (name, value) in env {
+            self.env.retain(|(n, _)| n != name);
+            self.env.push((name.clone(), value.clone()));
+        }
+        let outcome = self.run_with_input(&shell, &["bash", "-c", command], stdin, sink);
+        // The command's own exports are kept; only what was added for it
+        // goes (as with `VAR=value command` in a shell).
+        for (name, _) in env {
+            let before = saved.iter().find(|(n, _)| n == name).cloned();
+            self.env.retain(|(n, _)| n != name);
+            if let Some(kept) = before {
+                self.env.push(kept);
+            }
+        }
+        outcome
     }
 
     /// Runs any program (a command component loaded with

@@ -380,6 +380,8 @@ fn drive(guest: &Guest, mut from: impl Read, commands: &[String], run_id: &str) 
                 id: i as u32 + 1,
                 command: command.clone(),
                 timeout_ms: command_ms,
+                stdin: Vec::new(),
+                env: Vec::new(),
             },
         );
         loop {

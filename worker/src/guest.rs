@@ -15,7 +15,10 @@ use ephemeral_runtime::{Runtime, Sandbox, Stream};
 
 use crate::channel::{ChannelError, read_frame, write_frame};
 use crate::probe;
-use crate::protocol::{FromWorker, ToWorker, VERSION, WireExit, WireUsage};
+use crate::protocol::{
+    FileOp, FileRefusal, FileReply, FromWorker, ToWorker, VERSION, WireExit, WireFileInfo,
+    WireUsage,
+};
 
 /// The writing half, shared with the output sink of the running command.
 type Outbox<W> = Arc<Mutex<W>>;
@@ -71,9 +74,15 @@ where
                 id,
                 command,
                 timeout_ms,
+                stdin,
+                env,
             } => match sandbox.as_mut() {
                 None => not_started(),
-                Some(s) => exec(s, &out, id, &command, timeout_ms),
+                Some(s) => exec(s, &out, Command { id, command: &command, timeout_ms, stdin, env }),
+            },
+            ToWorker::File { op } => match sandbox.as_mut() {
+                None => not_started(),
+                Some(s) => file(s, op),
             },
             ToWorker::Usage => FromWorker::Usage {
                 usage: sandbox
@@ -138,13 +147,23 @@ fn start(
     }
 }
 
-fn exec<W: Write + Send + 'static>(
-    sandbox: &mut Sandbox,
-    out: &Outbox<W>,
+/// One command of the host's.
+struct Command<'a> {
     id: u32,
-    command: &str,
+    command: &'a str,
     timeout_ms: u64,
-) -> FromWorker {
+    stdin: Vec<u8>,
+    env: Vec<(String, String)>,
+}
+
+fn exec<W: Write + Send + 'static>(sandbox: &mut Sandbox, out: &Outbox<W>, c: Command<'_>) -> FromWorker {
+    let Command {
+        id,
+        command,
+        timeout_ms,
+        stdin,
+        env,
+    } = c;
     sandbox.set_command_timeout(Duration::from_millis(timeout_ms));
     let sink = {
         let out = out.clone();
@@ -159,7 +178,7 @@ fn exec<W: Write + Send + 'static>(
             let _ = send(&out, &chunk);
         }
     };
-    let exit = match sandbox.exec(command, sink) {
+    let exit = match sandbox.exec_with(command, stdin, &env, sink) {
         Ok(outcome) => WireExit::from(&outcome),
         Err(e) => WireExit {
             exit_code: 1,
@@ -170,4 +189,36 @@ fn exec<W: Write + Send + 'static>(
         },
     };
     FromWorker::Exit { id, exit }
+}
+
+/// A file operation of the host's, as the sandbox's user.
+fn file(sandbox: &mut Sandbox, op: FileOp) -> FromWorker {
+    let done = match op {
+        FileOp::Write { path, offset, data } => sandbox
+            .write_file_at(&path, offset, &data)
+            .map(|size| FileReply::Written { size }),
+        FileOp::Read { path, offset, len } => sandbox
+            .read_file_at(&path, offset, len as usize)
+            .map(|data| FileReply::Data { data }),
+        FileOp::Info { path } => sandbox.file_info(&path).map(|i| FileReply::Info {
+            info: WireFileInfo::from(&i),
+        }),
+        FileOp::List { path } => sandbox.list_dir(&path).map(|entries| FileReply::Listing {
+            entries: entries.iter().map(WireFileInfo::from).collect(),
+        }),
+        FileOp::Remove { path } => sandbox.remove_file(&path).map(|()| FileReply::Removed),
+        FileOp::Glob { patterns } => sandbox.glob(&patterns).map(|(files, others)| {
+            FileReply::Globbed {
+                files: files.iter().map(WireFileInfo::from).collect(),
+                others,
+            }
+        }),
+    };
+    match done {
+        Ok(reply) => FromWorker::File { reply },
+        Err(e) => FromWorker::FileRefused {
+            refusal: FileRefusal::from(&e),
+            message: e.to_string(),
+        },
+    }
 }

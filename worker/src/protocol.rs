@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape. Both sides refuse a frame of
 /// another version.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
 /// The largest frame either side accepts: a put file (the API caps a
 /// request at 1 MiB) or an output chunk fits many times over.
 pub const MAX_FRAME_BYTES: usize = 16 << 20;
@@ -45,11 +45,18 @@ pub enum ToWorker {
     /// Write a file into the sandbox before its first command.
     PutFile { path: String, contents: Vec<u8> },
     /// Run one shell command; output frames then one `Exit` answer it.
+    /// `stdin` is its standard input; `env` is added to its environment
+    /// for this command only.
     Exec {
         id: u32,
         command: String,
         timeout_ms: u64,
+        stdin: Vec<u8>,
+        env: Vec<(String, String)>,
     },
+    /// A file operation of the sandbox's user (answered `File` or
+    /// `FileRefused`).
+    File { op: FileOp },
     /// Report usage so far.
     Usage,
     /// Tear the sandbox down, answer `Destroyed` and exit.
@@ -82,6 +89,10 @@ pub enum FromWorker {
     Destroyed { usage: WireUsage },
     /// A request could not be carried out (the worker carries on).
     Error { message: String },
+    /// What a file operation gave.
+    File { reply: FileReply },
+    /// Why a file operation was refused.
+    FileRefused { refusal: FileRefusal, message: String },
     /// The answer to a probe.
     ProbeResult {
         probe: Probe,
@@ -143,6 +154,68 @@ pub struct WireUsage {
     pub commands: u64,
     pub busy_us: u64,
     pub lifetime_us: u64,
+}
+
+/// A file operation, as the sandbox's own user (runtime's `files.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FileOp {
+    /// `data` at `offset` of the file (created or emptied at offset 0).
+    Write {
+        path: String,
+        offset: u64,
+        data: Vec<u8>,
+    },
+    /// At most `len` bytes from `offset`.
+    Read { path: String, offset: u64, len: u32 },
+    Info { path: String },
+    List { path: String },
+    Remove { path: String },
+    /// The regular files matching any pattern.
+    Glob { patterns: Vec<String> },
+}
+
+/// What a file operation gave.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FileReply {
+    /// The file's size after the write.
+    Written { size: u64 },
+    Data { data: Vec<u8> },
+    Info { info: WireFileInfo },
+    Listing { entries: Vec<WireFileInfo> },
+    Removed,
+    Globbed {
+        files: Vec<WireFileInfo>,
+        /// Paths that matched but are not regular files.
+        others: Vec<String>,
+    },
+}
+
+/// Why a file operation was refused, as the API tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FileRefusal {
+    BadPath,
+    NotFound,
+    IsFolder,
+    NotFolder,
+    Denied,
+    Quota,
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WireFileInfo {
+    pub path: String,
+    pub kind: WireFileKind,
+    pub size: u64,
+    pub mode: u32,
+    pub modified_ms: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WireFileKind {
+    File,
+    Dir,
+    Symlink,
 }
 
 /// What a probe attempts from inside the jailed worker.
@@ -255,6 +328,31 @@ mod tests {
             id: 7,
             command: "echo hi".into(),
             timeout_ms: 1000,
+            stdin: b"input".to_vec(),
+            env: vec![("A".into(), "b".into())],
+        });
+        round_trip(ToWorker::File {
+            op: FileOp::Write {
+                path: "a.txt".into(),
+                offset: 4,
+                data: vec![1, 2],
+            },
+        });
+        round_trip(FromWorker::File {
+            reply: FileReply::Globbed {
+                files: vec![WireFileInfo {
+                    path: "/tmp/x".into(),
+                    kind: WireFileKind::File,
+                    size: 3,
+                    mode: 0o644,
+                    modified_ms: 9,
+                }],
+                others: vec!["/tmp/l".into()],
+            },
+        });
+        round_trip(FromWorker::FileRefused {
+            refusal: FileRefusal::Quota,
+            message: "a.txt: Disk quota exceeded".into(),
         });
         round_trip(ToWorker::PutFile {
             path: "/tmp/a".into(),

@@ -3,9 +3,14 @@
 
 use std::time::Duration;
 
-use ephemeral_runtime::{ExecOutcome, LimitHit, Limits, SandboxUsage, Stream};
+use ephemeral_runtime::{
+    ExecOutcome, FileError, FileInfo, FileKind, LimitHit, Limits, SandboxUsage, Stream,
+};
 
-use crate::protocol::{WireExit, WireLimit, WireLimits, WireStream, WireUsage};
+use crate::protocol::{
+    FileRefusal, WireExit, WireFileInfo, WireFileKind, WireLimit, WireLimits, WireStream,
+    WireUsage,
+};
 
 fn micros(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
@@ -128,6 +133,36 @@ impl From<WireUsage> for SandboxUsage {
             commands: u.commands,
             busy: Duration::from_micros(u.busy_us),
             lifetime: Duration::from_micros(u.lifetime_us),
+        }
+    }
+}
+
+impl From<&FileInfo> for WireFileInfo {
+    fn from(i: &FileInfo) -> WireFileInfo {
+        WireFileInfo {
+            path: i.path.clone(),
+            kind: match i.kind {
+                FileKind::File => WireFileKind::File,
+                FileKind::Dir => WireFileKind::Dir,
+                FileKind::Symlink => WireFileKind::Symlink,
+            },
+            size: i.size,
+            mode: i.mode,
+            modified_ms: millis(i.modified),
+        }
+    }
+}
+
+impl From<&FileError> for FileRefusal {
+    fn from(e: &FileError) -> FileRefusal {
+        match e {
+            FileError::BadPath(_) => FileRefusal::BadPath,
+            FileError::NotFound(_) => FileRefusal::NotFound,
+            FileError::IsFolder(_) => FileRefusal::IsFolder,
+            FileError::NotFolder(_) => FileRefusal::NotFolder,
+            FileError::Denied(_) => FileRefusal::Denied,
+            FileError::Quota { .. } => FileRefusal::Quota,
+            FileError::Other { .. } => FileRefusal::Other,
         }
     }
 }

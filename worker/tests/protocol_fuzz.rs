@@ -43,6 +43,15 @@ fn seeds() -> Vec<Vec<u8>> {
             id: 3,
             command: "echo hi".into(),
             timeout_ms: 5,
+            stdin: b"in".to_vec(),
+            env: vec![("K".into(), "v".into())],
+        },
+        ToWorker::File {
+            op: ephemeral_worker::protocol::FileOp::Read {
+                path: "a".into(),
+                offset: 0,
+                len: 9,
+            },
         },
         ToWorker::Usage,
         ToWorker::Destroy,

@@ -16,9 +16,9 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::body::Body;
 use super::frames;
-use super::handle::{ExecEvent, Request, WorkerFailure};
+use super::handle::{Command, ExecEvent, FileFailure, Request, WorkerFailure};
 use crate::channel::ChannelError;
-use crate::protocol::{FromWorker, ToWorker};
+use crate::protocol::{FileReply, FromWorker, ToWorker};
 
 /// Time a worker may overrun its command's own limit before it is
 /// declared hung and killed.
@@ -44,7 +44,7 @@ pub(super) fn start(
         failure,
         queue: VecDeque::new(),
         running: None,
-        probe: None,
+        asked: None,
         next_id: 1,
     };
     tokio::spawn(driver.run());
@@ -79,8 +79,15 @@ struct Driver {
     failure: watch::Sender<Option<WorkerFailure>>,
     queue: VecDeque<Request>,
     running: Option<Running>,
-    probe: Option<oneshot::Sender<(bool, String)>>,
+    /// A request answered by one frame (a probe, a file operation).
+    asked: Option<Asked>,
     next_id: u32,
+}
+
+/// The reply a request waits for.
+enum Asked {
+    Probe(oneshot::Sender<(bool, String)>),
+    File(oneshot::Sender<Result<FileReply, FileFailure>>),
 }
 
 /// What ended the driver's loop.
@@ -112,7 +119,7 @@ impl Driver {
 
     async fn serve(&mut self, exited: &AsyncFd<OwnedFd>) -> End {
         loop {
-            let idle = self.running.is_none() && self.probe.is_none();
+            let idle = self.running.is_none() && self.asked.is_none();
             if idle && let Some(request) = self.queue.pop_front() {
                 match self.dispatch(request).await {
                     Ok(None) => continue,
@@ -155,11 +162,13 @@ impl Driver {
     /// Sends a queued request; `Some` if it ends the worker.
     async fn dispatch(&mut self, request: Request) -> Result<Option<End>, WorkerFailure> {
         let frame = match request {
-            Request::Exec {
-                command,
-                timeout,
-                events,
-            } => {
+            Request::Exec { command, events } => {
+                let Command {
+                    command,
+                    timeout,
+                    stdin,
+                    env,
+                } = command;
                 let id = self.next_id;
                 self.next_id += 1;
                 self.running = Some(Running {
@@ -171,10 +180,16 @@ impl Driver {
                     id,
                     command,
                     timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                    stdin,
+                    env,
                 }
             }
+            Request::File { op, reply } => {
+                self.asked = Some(Asked::File(reply));
+                ToWorker::File { op }
+            }
             Request::Probe { probe, reply } => {
-                self.probe = Some(reply);
+                self.asked = Some(Asked::Probe(reply));
                 ToWorker::Probe { probe }
             }
             Request::Destroy { reply } => return Ok(Some(self.goodbye(reply).await)),
@@ -207,6 +222,12 @@ impl Driver {
         }
     }
 
+    fn answer_file(&mut self, answer: Result<FileReply, FileFailure>) {
+        if let Some(Asked::File(reply)) = self.asked.take() {
+            let _ = reply.send(answer);
+        }
+    }
+
     fn route(&mut self, frame: FromWorker) -> Result<(), WorkerFailure> {
         match frame {
             FromWorker::Output { id, stream, data } => {
@@ -226,9 +247,13 @@ impl Driver {
             FromWorker::ProbeResult {
                 refused, detail, ..
             } => {
-                if let Some(reply) = self.probe.take() {
+                if let Some(Asked::Probe(reply)) = self.asked.take() {
                     let _ = reply.send((refused, detail));
                 }
+            }
+            FromWorker::File { reply } => self.answer_file(Ok(reply)),
+            FromWorker::FileRefused { refusal, message } => {
+                self.answer_file(Err(FileFailure::Refused { refusal, message }));
             }
             FromWorker::Error { message } => {
                 tracing::warn!(pid = ?self.body.pid(), %message, "worker error");

@@ -12,7 +12,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::body::Body;
 use super::driver;
-use crate::protocol::Probe;
+use crate::protocol::{FileOp, FileRefusal, FileReply, Probe};
 
 /// What a command reports while it runs.
 #[derive(Debug)]
@@ -30,11 +30,38 @@ pub struct WorkerFailure {
     pub message: String,
 }
 
+/// One command: what it runs, for how long at most, its standard input
+/// and what it adds to the environment (this command only).
+#[derive(Debug, Clone, Default)]
+pub struct Command {
+    pub command: String,
+    pub timeout: Duration,
+    pub stdin: Vec<u8>,
+    pub env: Vec<(String, String)>,
+}
+
+/// Why a file operation did not happen.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FileFailure {
+    /// The sandbox refused it (a bad path, no such file, the quota…).
+    #[error("{message}")]
+    Refused {
+        refusal: FileRefusal,
+        message: String,
+    },
+    /// The worker is gone.
+    #[error("{0}")]
+    Gone(String),
+}
+
 pub(super) enum Request {
     Exec {
-        command: String,
-        timeout: Duration,
+        command: Command,
         events: mpsc::UnboundedSender<ExecEvent>,
+    },
+    File {
+        op: FileOp,
+        reply: oneshot::Sender<Result<FileReply, FileFailure>>,
     },
     Probe {
         probe: Probe,
@@ -82,18 +109,35 @@ impl WorkerHandle {
 
     /// Starts `command`; its output and exit arrive on the returned channel.
     pub fn exec(&self, command: &str, timeout: Duration) -> mpsc::UnboundedReceiver<ExecEvent> {
-        let (events, rx) = mpsc::unbounded_channel();
-        let request = Request::Exec {
+        self.run(Command {
             command: command.to_string(),
             timeout,
-            events,
-        };
+            ..Command::default()
+        })
+    }
+
+    /// Starts `command` with its input and environment; its output and
+    /// exit arrive on the returned channel. Commands (and file
+    /// operations) are carried out one at a time, in order.
+    pub fn run(&self, command: Command) -> mpsc::UnboundedReceiver<ExecEvent> {
+        let (events, rx) = mpsc::unbounded_channel();
+        let request = Request::Exec { command, events };
         if let Err(mpsc::error::SendError(Request::Exec { events, .. })) =
             self.requests.send(request)
         {
             let _ = events.send(ExecEvent::Failed(self.gone_message()));
         }
         rx
+    }
+
+    /// A file operation as the sandbox's user, after what was asked before.
+    pub async fn file(&self, op: FileOp) -> Result<FileReply, FileFailure> {
+        let (reply, rx) = oneshot::channel();
+        if self.requests.send(Request::File { op, reply }).is_err() {
+            return Err(FileFailure::Gone(self.gone_message()));
+        }
+        rx.await
+            .unwrap_or_else(|_| Err(FileFailure::Gone(self.gone_message())))
     }
 
     /// Runs a jail self-check inside the worker.

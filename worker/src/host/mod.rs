@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use cgroup::{CgroupLimits, CgroupVersion};
-pub use handle::{ExecEvent, WorkerFailure, WorkerHandle, wait_failure};
+pub use handle::{Command, ExecEvent, FileFailure, WorkerFailure, WorkerHandle, wait_failure};
 pub use idle::{IdleWorker, StartError, guest_identity};
 pub use pool::WorkerPool;
 pub use process::{Exit, WorkerProcess};
