@@ -93,7 +93,11 @@ async fn no_byte_leaves_the_sandbox(isolation: Isolation) {
     assert!(out.contains("curl=6") || out.contains("curl=7"), "{out}");
     assert!(!out.contains("tcp=0"), "{out}");
     assert!(!out.contains("fetched"), "{out}");
-    assert_eq!(seen.load(Ordering::SeqCst), 0, "a connection reached the host: {out}");
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        0,
+        "a connection reached the host: {out}"
+    );
     server.stop().await;
 }
 
@@ -116,7 +120,10 @@ async fn no_host_file_is_read(isolation: Isolation) {
     let out = printed(&run);
     assert!(!out.contains("host-only-content-7777"), "{out}");
     assert!(!out.contains("host-marker.txt"), "{out}");
-    assert!(!out.contains(SECRET), "the server's secret reached a run: {out}");
+    assert!(
+        !out.contains(SECRET),
+        "the server's secret reached a run: {out}"
+    );
     assert!(!out.contains(SECRET_ENV), "{out}");
     assert!(!out.contains("root:"), "/etc/shadow: {out}");
     server.stop().await;

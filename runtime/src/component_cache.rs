@@ -273,7 +273,9 @@ mod tests {
         fs::create_dir_all(cache.dir()).unwrap();
         let wasm = dir.path().join("prog.wasm");
         fs::write(&wasm, b"\0asm component bytes").unwrap();
-        let entry = cache.dir().join("prog-0123456789abcdef0123456789abcdef.cwasm");
+        let entry = cache
+            .dir()
+            .join("prog-0123456789abcdef0123456789abcdef.cwasm");
         fs::write(&entry, b"compiled").unwrap();
         (dir, cache, wasm, entry)
     }
@@ -296,7 +298,11 @@ mod tests {
         let (_dir, cache, wasm, entry) = cache_with_entry();
         cache.record("prog", &wasm, &entry).unwrap();
         fs::write(&wasm, b"\0asm other component, longer").unwrap();
-        assert_eq!(cache.indexed("prog", &wasm), None, "a file of another length");
+        assert_eq!(
+            cache.indexed("prog", &wasm),
+            None,
+            "a file of another length"
+        );
         cache.record("prog", &wasm, &entry).unwrap();
         fs::remove_file(&entry).unwrap();
         assert_eq!(cache.indexed("prog", &wasm), None, "an entry that is gone");
@@ -306,7 +312,10 @@ mod tests {
     fn an_index_line_cannot_point_outside_the_cache() {
         let (_dir, cache, wasm, _) = cache_with_entry();
         let stamp = FileStamp::of(&wasm).unwrap();
-        let line = format!("prog {} {} ../../etc/passwd.cwasm\n", stamp.len, stamp.mtime);
+        let line = format!(
+            "prog {} {} ../../etc/passwd.cwasm\n",
+            stamp.len, stamp.mtime
+        );
         fs::write(cache.dir().join(INDEX), line).unwrap();
         assert_eq!(cache.indexed("prog", &wasm), None);
     }

@@ -295,13 +295,16 @@ fn link_tree(from: &Path, to: &Path) -> Result<(), MicrovmError> {
         .map_err(error(to))
 }
 
-/// What making a template took.
-#[derive(Debug, Clone, Copy)]
+/// What making a template took, and what its worker said on the console.
+#[derive(Debug, Clone)]
 pub struct TemplateTimes {
     /// From the VM's creation to the worker's first frame.
     pub boot: Duration,
     /// Stopping and snapshotting.
     pub snapshot: Duration,
+    /// The worker's own console lines (`ephemeral-worker: …`): its mounts,
+    /// its disk, its network.
+    pub worker_said: Vec<String>,
 }
 
 /// Boots `guest` until its worker's first frame, stops it there and
@@ -344,11 +347,18 @@ pub fn make_template(
     let mut snapshot = vm.snapshot()?;
     snapshot.set_replay(frame);
     let snapshot_took = t.elapsed();
+    let worker_said = vm
+        .console()
+        .lines()
+        .filter(|l| l.contains("ephemeral-worker:"))
+        .map(str::to_owned)
+        .collect();
     Ok((
         snapshot,
         TemplateTimes {
             boot,
             snapshot: snapshot_took,
+            worker_said,
         },
     ))
 }

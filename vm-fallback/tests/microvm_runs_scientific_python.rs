@@ -32,7 +32,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 df = pd.read_csv("sales.csv")
 sums = df.groupby("region")["units"].sum()
-print("sums", dict(sums))
+print("sums", {k: int(v) for k, v in sums.items()})
 ax = sums.plot.bar()
 ax.figure.set_size_inches(2, 1)
 ax.figure.savefig("chart.png", dpi=50)
@@ -83,7 +83,9 @@ fn a_microvm_run_imports_pandas_and_saves_a_chart() {
     for (host, guest) in components {
         // Only what the initramfs takes: the rest is on the disk.
         let on_the_disk = on_disk.lines().any(|d| {
-            let lab = d.replacen("programs/", "/gprog/", 1).replacen("cache/", "/gcache/", 1);
+            let lab = d
+                .replacen("programs/", "/gprog/", 1)
+                .replacen("cache/", "/gcache/", 1);
             guest == lab || guest.starts_with(&format!("{lab}/"))
         });
         if !on_the_disk {

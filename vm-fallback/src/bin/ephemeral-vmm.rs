@@ -138,6 +138,9 @@ fn template(args: &[String]) -> Result<u8> {
     };
     eprintln!("ephemeral-vmm: booting the template ({})", kvm.kind());
     let (snapshot, times) = microvm::make_template(&kvm, &guest, timeout)?;
+    for line in &times.worker_said {
+        eprintln!("ephemeral-vmm: guest: {line}");
+    }
     let t = Instant::now();
     snapshot.save(&out)?;
     let (size, stored) = snapshot.memory();

@@ -501,11 +501,13 @@ fn load(vm: &Vm, guest: &LinuxGuest) -> Result<GuestAddress, LinuxError> {
     memory
         .write(initrd, &guest.initramfs)
         .map_err(|e| LinuxError::Setup(e.to_string()))?;
-    let mut cmdline = guest.cmdline.clone();
-    if guest.disk.is_some() {
-        cmdline.push(' ');
-        cmdline.push_str(&cmdline_device(VIRTIO_DISK_BASE, VIRTIO_DISK_IRQ));
-    }
+    let cmdline = match guest.disk {
+        Some(_) => with_kernel_word(
+            &guest.cmdline,
+            &cmdline_device(VIRTIO_DISK_BASE, VIRTIO_DISK_IRQ),
+        ),
+        None => guest.cmdline.clone(),
+    };
     let mut cmdline = cmdline.into_bytes();
     if cmdline.len() >= CMDLINE_MAX {
         return Err(LinuxError::Setup(
@@ -521,6 +523,15 @@ fn load(vm: &Vm, guest: &LinuxGuest) -> Result<GuestAddress, LinuxError> {
         .write(ZERO_PAGE_START, &page)
         .map_err(|e| LinuxError::Setup(e.to_string()))?;
     Ok(loaded.kernel_load)
+}
+
+/// `cmdline` with `word` added for the kernel: before ` -- `, after which
+/// every word is init's.
+fn with_kernel_word(cmdline: &str, word: &str) -> String {
+    match cmdline.split_once(" -- ") {
+        Some((kernel, init)) => format!("{kernel} {word} -- {init}"),
+        None => format!("{cmdline} {word}"),
+    }
 }
 
 /// Long mode at `entry` with `rsi` pointing at the zero page (the 64-bit
@@ -579,4 +590,18 @@ pub fn default_kernel() -> PathBuf {
 /// Whether `path` looks like a kernel to boot.
 pub fn kernel_exists(path: &Path) -> bool {
     path.is_file()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_kernel_word;
+
+    #[test]
+    fn a_kernel_word_goes_before_inits_arguments() {
+        assert_eq!(
+            with_kernel_word("quiet -- --guest-init", "x=1"),
+            "quiet x=1 -- --guest-init"
+        );
+        assert_eq!(with_kernel_word("quiet", "x=1"), "quiet x=1");
+    }
 }
