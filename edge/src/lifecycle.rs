@@ -22,9 +22,7 @@ use tracing::Instrument;
 
 use crate::agent::budget::Prices;
 use crate::agent::{AgentExecutor, ModelBackend};
-use crate::executor::{
-    Executor, Meter, Outcome, RunContext, RunSpec, ScriptExecutor, Unavailable,
-};
+use crate::executor::{Executor, Meter, Outcome, RunContext, RunSpec, ScriptExecutor, Unavailable};
 use crate::ids::new_run_id;
 use crate::models::{self, Provider};
 use crate::retention::{IDEMPOTENCY_TTL, expires_at};
@@ -53,11 +51,19 @@ pub enum Refusal {
     /// This node is stopping.
     Draining,
     /// The organisation is over its rate; a token is free after this long.
-    RateLimited { per_minute: u32, wait: Duration },
+    RateLimited {
+        per_minute: u32,
+        wait: Duration,
+    },
     /// The `Idempotency-Key` was used with another request.
     KeyReused,
-    InsufficientFunds { asked: i64, available: i64 },
-    TooManyInFlight { limit: u32 },
+    InsufficientFunds {
+        asked: i64,
+        available: i64,
+    },
+    TooManyInFlight {
+        limit: u32,
+    },
 }
 
 /// What admission gave.
@@ -66,7 +72,10 @@ pub enum Admission {
     /// A new run, started.
     Admitted(Box<RunRecord>),
     /// The key was used before with the same request: that run's response.
-    Replayed { run_id: String, response: String },
+    Replayed {
+        run_id: String,
+        response: String,
+    },
     Refused(Refusal),
 }
 
@@ -135,7 +144,13 @@ pub async fn admit(edge: &Arc<Edge>, asked: Asked<'_>) -> Result<Admission, Stor
                 permissions: record.permissions.clone(),
             };
             let executor = executor_for(edge, &model, &spec);
-            spawn(edge.clone(), record.clone(), (spec, executor), request.files, first);
+            spawn(
+                edge.clone(),
+                record.clone(),
+                (spec, executor),
+                request.files,
+                first,
+            );
             Admission::Admitted(Box::new(record))
         }
         Created::Replayed { run_id, response } => Admission::Replayed { run_id, response },

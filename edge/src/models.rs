@@ -42,9 +42,7 @@ pub enum ModelError {
     Unknown(String),
     /// The reason names a file of the server: the log has it, the run
     /// only says that the script is not readable.
-    #[error(
-        "model {id} is not available: its script cannot be read (the server's log says why)"
-    )]
+    #[error("model {id} is not available: its script cannot be read (the server's log says why)")]
     Unreadable { id: String, why: ScriptError },
     #[error("model {id:?}: {why}")]
     Script { id: String, why: ScriptError },
@@ -77,15 +75,13 @@ pub async fn resolve(config: &Config, id: &str) -> Result<Model, ModelError> {
     let provider = match model.provider.as_str() {
         "script" => Provider::Script,
         "scripted" => {
-            let script = Script::for_upstream(&model.upstream)
-                .await
-                .map_err(|why| {
-                    tracing::error!(model = %id, error = %why, "cannot load a scripted model");
-                    ModelError::Unreadable {
-                        id: id.to_string(),
-                        why,
-                    }
-                })?;
+            let script = Script::for_upstream(&model.upstream).await.map_err(|why| {
+                tracing::error!(model = %id, error = %why, "cannot load a scripted model");
+                ModelError::Unreadable {
+                    id: id.to_string(),
+                    why,
+                }
+            })?;
             Provider::Scripted(Arc::new(script))
         }
         "openai" => Provider::OpenAi,

@@ -53,7 +53,6 @@ impl RunStatus {
     pub fn is_terminal(self) -> bool {
         !matches!(self, RunStatus::Queued | RunStatus::Running)
     }
-
 }
 
 /// What `POST /v1/runs` asked for, checked (API.md: every field's rule).

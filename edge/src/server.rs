@@ -59,7 +59,8 @@ pub struct Server {
 
 impl Server {
     pub async fn start(config: Config) -> Result<Server, ServerError> {
-        let store = crate::store::open(config.database_url.as_deref(), &config.sqlite_path()).await?;
+        let store =
+            crate::store::open(config.database_url.as_deref(), &config.sqlite_path()).await?;
         let runtime = tokio::task::spawn_blocking(|| Runtime::new(RuntimeConfig::default()))
             .await
             .map_err(|e| ServerError::Runtime(e.to_string()))?
@@ -96,7 +97,9 @@ impl Server {
             Isolation::Wasm => tracing::warn!(
                 "isolation wasm: sandboxes run inside the server process (development only)"
             ),
-            Isolation::Jail => tracing::info!("isolation jail+wasm: one jailed worker process per run"),
+            Isolation::Jail => {
+                tracing::info!("isolation jail+wasm: one jailed worker process per run")
+            }
             Isolation::Kvm => tracing::info!("isolation kvm+wasm: one microVM per run"),
         }
         Ok(Server { edge, listener })

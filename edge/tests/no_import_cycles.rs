@@ -14,7 +14,12 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
     let mut files = vec![src.clone()];
     while let Some(path) = files.pop() {
         if path.is_dir() {
-            files.extend(std::fs::read_dir(&path).unwrap().flatten().map(|e| e.path()));
+            files.extend(
+                std::fs::read_dir(&path)
+                    .unwrap()
+                    .flatten()
+                    .map(|e| e.path()),
+            );
             continue;
         }
         if path.extension().is_none_or(|e| e != "rs") {

@@ -22,11 +22,13 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 use crate::Error;
 use crate::component_cache::{CacheOutcome, ComponentCache};
 use crate::launch::StoreState;
-use crate::linker::{prelink, sandbox_linker};
 pub use crate::linker::Program;
+use crate::linker::{prelink, sandbox_linker};
 use crate::memfs::Tree;
 use crate::program_root::Preopen;
-use crate::programs::{ProgramSlot, default_programs_dir, find_programs, find_programs_where, record};
+use crate::programs::{
+    ProgramSlot, default_programs_dir, find_programs, find_programs_where, record,
+};
 use crate::sandbox::SandboxBuilder;
 
 /// How often the epoch advances: the granularity of every deadline.

@@ -21,7 +21,9 @@ pub const MAX_CHUNK: usize = 1 << 20;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FileError {
     /// The path is not one a user of the sandbox may name.
-    #[error("{0}: not a path in the sandbox (relative to the scratch folder, or under /tmp, without `..`)")]
+    #[error(
+        "{0}: not a path in the sandbox (relative to the scratch folder, or under /tmp, without `..`)"
+    )]
     BadPath(String),
     #[error("{0}: no such file or folder")]
     NotFound(String),
@@ -82,7 +84,12 @@ impl Sandbox {
     /// folders) or emptied when `offset` is 0, appended to otherwise. The
     /// quotas count the bytes as they arrive; a write that does not fit
     /// removes the file. Returns the file's size.
-    pub fn write_file_at(&mut self, path: &str, offset: u64, data: &[u8]) -> Result<u64, FileError> {
+    pub fn write_file_at(
+        &mut self,
+        path: &str,
+        offset: u64,
+        data: &[u8],
+    ) -> Result<u64, FileError> {
         let full = self.user_path(path)?;
         let mut fs = self.fs().lock();
         let start = offset == 0;
@@ -269,7 +276,9 @@ fn match_parts(pat: &[&str], got: &[&str]) -> bool {
         (Some(&"**"), _) => {
             match_parts(&pat[1..], got) || (!got.is_empty() && match_parts(pat, &got[1..]))
         }
-        (Some(p), Some(g)) => match_name(p.as_bytes(), g.as_bytes()) && match_parts(&pat[1..], &got[1..]),
+        (Some(p), Some(g)) => {
+            match_name(p.as_bytes(), g.as_bytes()) && match_parts(&pat[1..], &got[1..])
+        }
         _ => false,
     }
 }
@@ -305,13 +314,34 @@ mod tests {
     #[test]
     fn globs_match_names_and_folders() {
         let s = "/tmp/r/scratch";
-        assert!(matches_glob(&format!("{s}/*.png"), &format!("{s}/chart.png")));
-        assert!(!matches_glob(&format!("{s}/*.png"), &format!("{s}/out/chart.png")));
-        assert!(matches_glob(&format!("{s}/out/**"), &format!("{s}/out/a/b.txt")));
-        assert!(matches_glob(&format!("{s}/**/*.md"), &format!("{s}/report.md")));
-        assert!(matches_glob(&format!("{s}/**/*.md"), &format!("{s}/a/b/c.md")));
-        assert!(matches_glob(&format!("{s}/r?port.md"), &format!("{s}/report.md")));
-        assert!(!matches_glob(&format!("{s}/r?port.md"), &format!("{s}/rport.md")));
+        assert!(matches_glob(
+            &format!("{s}/*.png"),
+            &format!("{s}/chart.png")
+        ));
+        assert!(!matches_glob(
+            &format!("{s}/*.png"),
+            &format!("{s}/out/chart.png")
+        ));
+        assert!(matches_glob(
+            &format!("{s}/out/**"),
+            &format!("{s}/out/a/b.txt")
+        ));
+        assert!(matches_glob(
+            &format!("{s}/**/*.md"),
+            &format!("{s}/report.md")
+        ));
+        assert!(matches_glob(
+            &format!("{s}/**/*.md"),
+            &format!("{s}/a/b/c.md")
+        ));
+        assert!(matches_glob(
+            &format!("{s}/r?port.md"),
+            &format!("{s}/report.md")
+        ));
+        assert!(!matches_glob(
+            &format!("{s}/r?port.md"),
+            &format!("{s}/rport.md")
+        ));
         assert!(matches_glob("/tmp/*.txt", "/tmp/proof.txt"));
     }
 }

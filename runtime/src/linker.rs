@@ -132,4 +132,3 @@ pub(crate) fn prelink(
         preopens: Arc::new([]),
     })
 }
-

@@ -65,7 +65,10 @@ pub(crate) fn find_programs(dir: PathBuf) -> BTreeMap<String, Arc<ProgramSlot>> 
     find_programs_where(dir, true)
 }
 
-pub(crate) fn find_programs_where(dir: PathBuf, with_roots: bool) -> BTreeMap<String, Arc<ProgramSlot>> {
+pub(crate) fn find_programs_where(
+    dir: PathBuf,
+    with_roots: bool,
+) -> BTreeMap<String, Arc<ProgramSlot>> {
     let mut found = BTreeMap::new();
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return found;
@@ -116,4 +119,3 @@ pub(crate) fn record(cache: &ComponentCache, name: &str, wasm: &Path, entry: &Pa
         tracing::debug!(program = name, error = %e, "cannot index the entry");
     }
 }
-

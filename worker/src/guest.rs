@@ -78,7 +78,17 @@ where
                 env,
             } => match sandbox.as_mut() {
                 None => not_started(),
-                Some(s) => exec(s, &out, Command { id, command: &command, timeout_ms, stdin, env }),
+                Some(s) => exec(
+                    s,
+                    &out,
+                    Command {
+                        id,
+                        command: &command,
+                        timeout_ms,
+                        stdin,
+                        env,
+                    },
+                ),
             },
             ToWorker::File { op } => match sandbox.as_mut() {
                 None => not_started(),
@@ -156,7 +166,11 @@ struct Command<'a> {
     env: Vec<(String, String)>,
 }
 
-fn exec<W: Write + Send + 'static>(sandbox: &mut Sandbox, out: &Outbox<W>, c: Command<'_>) -> FromWorker {
+fn exec<W: Write + Send + 'static>(
+    sandbox: &mut Sandbox,
+    out: &Outbox<W>,
+    c: Command<'_>,
+) -> FromWorker {
     let Command {
         id,
         command,
@@ -207,12 +221,14 @@ fn file(sandbox: &mut Sandbox, op: FileOp) -> FromWorker {
             entries: entries.iter().map(WireFileInfo::from).collect(),
         }),
         FileOp::Remove { path } => sandbox.remove_file(&path).map(|()| FileReply::Removed),
-        FileOp::Glob { patterns } => sandbox.glob(&patterns).map(|(files, others)| {
-            FileReply::Globbed {
-                files: files.iter().map(WireFileInfo::from).collect(),
-                others,
-            }
-        }),
+        FileOp::Glob { patterns } => {
+            sandbox
+                .glob(&patterns)
+                .map(|(files, others)| FileReply::Globbed {
+                    files: files.iter().map(WireFileInfo::from).collect(),
+                    others,
+                })
+        }
     };
     match done {
         Ok(reply) => FromWorker::File { reply },

@@ -92,7 +92,10 @@ pub enum FromWorker {
     /// What a file operation gave.
     File { reply: FileReply },
     /// Why a file operation was refused.
-    FileRefused { refusal: FileRefusal, message: String },
+    FileRefused {
+        refusal: FileRefusal,
+        message: String,
+    },
     /// The answer to a probe.
     ProbeResult {
         probe: Probe,
@@ -166,22 +169,42 @@ pub enum FileOp {
         data: Vec<u8>,
     },
     /// At most `len` bytes from `offset`.
-    Read { path: String, offset: u64, len: u32 },
-    Info { path: String },
-    List { path: String },
-    Remove { path: String },
+    Read {
+        path: String,
+        offset: u64,
+        len: u32,
+    },
+    Info {
+        path: String,
+    },
+    List {
+        path: String,
+    },
+    Remove {
+        path: String,
+    },
     /// The regular files matching any pattern.
-    Glob { patterns: Vec<String> },
+    Glob {
+        patterns: Vec<String>,
+    },
 }
 
 /// What a file operation gave.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum FileReply {
     /// The file's size after the write.
-    Written { size: u64 },
-    Data { data: Vec<u8> },
-    Info { info: WireFileInfo },
-    Listing { entries: Vec<WireFileInfo> },
+    Written {
+        size: u64,
+    },
+    Data {
+        data: Vec<u8>,
+    },
+    Info {
+        info: WireFileInfo,
+    },
+    Listing {
+        entries: Vec<WireFileInfo>,
+    },
     Removed,
     Globbed {
         files: Vec<WireFileInfo>,

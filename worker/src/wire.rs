@@ -8,8 +8,7 @@ use ephemeral_runtime::{
 };
 
 use crate::protocol::{
-    FileRefusal, WireExit, WireFileInfo, WireFileKind, WireLimit, WireLimits, WireStream,
-    WireUsage,
+    FileRefusal, WireExit, WireFileInfo, WireFileKind, WireLimit, WireLimits, WireStream, WireUsage,
 };
 
 fn micros(d: Duration) -> u64 {

@@ -42,7 +42,9 @@ pub(super) async fn run(
             "the {} tool is not allowed in this run",
             call.name
         )),
-        name if name.starts_with("conn_") => connection(broker, connections, run, call, &args).await,
+        name if name.starts_with("conn_") => {
+            connection(broker, connections, run, call, &args).await
+        }
         other => refusal(&format!("there is no tool named {other:?}")),
     }
 }
@@ -65,29 +67,34 @@ async fn connection(
     args: &Value,
 ) -> ToolOutput {
     let Some((name, conn)) = connections
-            .iter()
-            .find(|(n, _)| prompt::connection_tool(n) == call.name)
-        else {
-            return refusal(&format!(
-                "there is no connection behind {:?} in this run",
-                call.name
-            ));
-        };
-        let (Some(method), Some(path)) = (args["method"].as_str(), args["path"].as_str()) else {
-            return refusal("a connection call needs {\"method\": \"…\", \"path\": \"…\"}");
-        };
-        let request = ConnectionCall {
-            name,
-            method,
-            path,
-            body: args["body"].as_str(),
-        };
-        let method = method.to_ascii_uppercase();
-        let shown = json!({"call_id": call.id, "connection": name, "method": method, "url": path});
-        run.events.emit(EventKind::WebRequest, shown).await;
-        let result = broker.call_connection(conn, &request).await;
-        run.meter.web(broker.web_price_micros());
-        respond(run, json!({"call_id": call.id, "connection": name, "url": path}), result).await
+        .iter()
+        .find(|(n, _)| prompt::connection_tool(n) == call.name)
+    else {
+        return refusal(&format!(
+            "there is no connection behind {:?} in this run",
+            call.name
+        ));
+    };
+    let (Some(method), Some(path)) = (args["method"].as_str(), args["path"].as_str()) else {
+        return refusal("a connection call needs {\"method\": \"…\", \"path\": \"…\"}");
+    };
+    let request = ConnectionCall {
+        name,
+        method,
+        path,
+        body: args["body"].as_str(),
+    };
+    let method = method.to_ascii_uppercase();
+    let shown = json!({"call_id": call.id, "connection": name, "method": method, "url": path});
+    run.events.emit(EventKind::WebRequest, shown).await;
+    let result = broker.call_connection(conn, &request).await;
+    run.meter.web(broker.web_price_micros());
+    respond(
+        run,
+        json!({"call_id": call.id, "connection": name, "url": path}),
+        result,
+    )
+    .await
 }
 
 async fn shell(run: &RunContext, call: &ToolCall, command: &str, args: &Value) -> ToolOutput {
@@ -149,7 +156,6 @@ pub fn truncate_for_model(text: &str) -> String {
         &text[tail_start..]
     )
 }
-
 
 /// Writes the `web.response` event of a call (`event` holds its
 /// identifying fields) and shapes the result for the model.

@@ -120,10 +120,11 @@ fn refused(refusal: Refusal) -> Problem {
     match refusal {
         Refusal::Draining => Problem::new("shutting-down", "this node is shutting down")
             .header(header::RETRY_AFTER, RETRY_DRAINING.to_string()),
-        Refusal::RateLimited { per_minute, wait } => {
-            Problem::new("rate-limited", format!("at most {per_minute} runs a minute"))
-                .header(header::RETRY_AFTER, wait.as_secs().max(1).to_string())
-        }
+        Refusal::RateLimited { per_minute, wait } => Problem::new(
+            "rate-limited",
+            format!("at most {per_minute} runs a minute"),
+        )
+        .header(header::RETRY_AFTER, wait.as_secs().max(1).to_string()),
         Refusal::KeyReused => Problem::new(
             "idempotency-key-reused",
             "this Idempotency-Key was used with a different request in the last 24 hours",

@@ -21,7 +21,6 @@ pub use scrub::Scrubber;
 
 pub use ssrf::is_public;
 
-
 use crate::config::{Config, ModelConfig};
 
 /// `EPHEMERAL_MODEL_URL` / `EPHEMERAL_MODEL_KEY`: send the default model's
@@ -160,4 +159,3 @@ impl Broker {
 /// An HTTP call's outcome as `(status, body)` or the reason it was refused
 /// or failed.
 pub type HttpResult = Result<(u16, String), String>;
-

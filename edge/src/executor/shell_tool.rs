@@ -288,17 +288,32 @@ mod tests {
             sandbox: Some(Box::new(sandbox)),
             deadline: Instant::now() + Duration::from_secs(10),
         };
-        let result = ctx.shell("call_1", "anything", Duration::from_secs(1)).await;
+        let result = ctx
+            .shell("call_1", "anything", Duration::from_secs(1))
+            .await;
         assert_eq!(result.exit_code, 3);
         assert_eq!(result.output, "one\ntwo\nthree\n");
-        assert_eq!((result.stdout.as_str(), result.stderr.as_str()), ("one\nthree\n", "two\n"));
+        assert_eq!(
+            (result.stdout.as_str(), result.stderr.as_str()),
+            ("one\nthree\n", "two\n")
+        );
         let kinds: Vec<EventKind> = live.after(0).iter().map(|e| e.kind).collect();
         use EventKind::{ShellCommand, ShellExit, ShellOutput};
         assert_eq!(
             kinds,
-            [ShellCommand, ShellOutput, ShellOutput, ShellOutput, ShellExit]
+            [
+                ShellCommand,
+                ShellOutput,
+                ShellOutput,
+                ShellOutput,
+                ShellExit
+            ]
         );
-        let streams: Vec<Value> = live.after(0).iter().map(|e| e.data["stream"].clone()).collect();
+        let streams: Vec<Value> = live
+            .after(0)
+            .iter()
+            .map(|e| e.data["stream"].clone())
+            .collect();
         assert_eq!(streams[1..4], ["stdout", "stderr", "stdout"]);
     }
 

@@ -12,9 +12,9 @@ use std::sync::Arc;
 use ephemeral_runtime::Runtime;
 use ephemeral_worker::{WorkerConfig, WorkerPool};
 
-use super::{SandboxSource, Unavailable};
 use super::in_process::InProcess;
 use super::worker::{Pooled, jail_config};
+use super::{SandboxSource, Unavailable};
 use crate::config::WorkersConfig;
 use crate::isolation::Isolation;
 

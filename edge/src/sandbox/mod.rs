@@ -41,7 +41,10 @@ pub enum Unavailable {
     #[error(transparent)]
     Kvm(#[from] crate::isolation::KvmUnavailable),
     #[error("cannot find the `{name}` binary (build it, or set {var})")]
-    Binary { name: &'static str, var: &'static str },
+    Binary {
+        name: &'static str,
+        var: &'static str,
+    },
     #[error("cannot find this executable: {0}")]
     CurrentExe(std::io::Error),
     #[error("no guest kernel at {} (vm-fallback/guest/build-kernel makes it)", .0.display())]

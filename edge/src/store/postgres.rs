@@ -386,12 +386,7 @@ impl Store for PgStore {
         rows.iter().map(run_record).collect()
     }
 
-    async fn heartbeat(
-        &self,
-        node_id: &str,
-        now: i64,
-        stale_before: i64,
-    ) -> Result<Vec<String>> {
+    async fn heartbeat(&self, node_id: &str, now: i64, stale_before: i64) -> Result<Vec<String>> {
         let client = self.client().await?;
         client
             .execute(
@@ -511,7 +506,6 @@ impl Store for PgStore {
         let count = |r: &Row| -> Result<(String, i64)> { Ok((r.try_get(0)?, r.try_get(1)?)) };
         rows.iter().map(count).collect()
     }
-
 }
 
 const ORG_COLUMNS: &str =
@@ -559,9 +553,6 @@ async fn ensure_org(tx: &Transaction<'_>, name: &str, defaults: &Org) -> Result<
     let sql = format!("SELECT {ORG_COLUMNS} FROM orgs WHERE name = $1 FOR UPDATE");
     org_from_row(&tx.query_one(&sql, &[&name]).await?)
 }
-
-
-
 
 /// The ledger's steps in PostgreSQL's SQL at READ COMMITTED: the
 /// organisation's row and the run's are locked (`FOR UPDATE`) where a

@@ -318,12 +318,7 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn heartbeat(
-        &self,
-        node_id: &str,
-        now: i64,
-        stale_before: i64,
-    ) -> Result<Vec<String>> {
+    async fn heartbeat(&self, node_id: &str, now: i64, stale_before: i64) -> Result<Vec<String>> {
         let node = node_id.to_string();
         self.call(move |conn| {
             execute(
@@ -637,7 +632,8 @@ impl LedgerTx for SqliteTx<'_, '_> {
     }
 
     async fn entry(&mut self, e: Entry<'_>) -> Result<()> {
-        execute(self.0,
+        execute(
+            self.0,
             "INSERT INTO ledger_entries (org_id, run_id, kind, amount_micros, at) VALUES (?1, ?2, ?3, ?4, ?5)",
             params![e.org_id, e.run_id, e.kind, e.amount_micros, e.at],
         )?;
@@ -653,7 +649,8 @@ impl LedgerTx for SqliteTx<'_, '_> {
 
     async fn end_run(&mut self, run_id: &str, finish: &Finish, s: &Settlement) -> Result<()> {
         let (u, m) = (finish.usage, finish.metered);
-        execute(self.0,
+        execute(
+            self.0,
             "UPDATE runs SET status = ?2, output = ?3, error = ?4, ended_at = ?5, settlement = ?6,
              model_micros = ?7, web_micros = ?8, compute_micros = ?9,
              model_calls = ?10, input_tokens = ?11, output_tokens = ?12
@@ -677,7 +674,8 @@ impl LedgerTx for SqliteTx<'_, '_> {
     }
 
     async fn settle_org(&mut self, org_id: &str, s: &Settlement) -> Result<()> {
-        execute(self.0,
+        execute(
+            self.0,
             "UPDATE orgs SET held_micros = held_micros - ?1, balance_micros = balance_micros - ?2 WHERE id = ?3",
             params![s.reserved, s.charged, org_id],
         )?;
@@ -690,7 +688,10 @@ impl LedgerTx for SqliteTx<'_, '_> {
 fn at_once<T>(future: impl std::future::Future<Output = T>) -> Result<T> {
     use std::task::{Context, Poll, Waker};
     let mut future = std::pin::pin!(future);
-    match future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
         Poll::Ready(value) => Ok(value),
         Poll::Pending => Err(StoreError::Task(
             "a SQLite step waited, which none should".into(),

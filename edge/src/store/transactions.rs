@@ -60,8 +60,7 @@ pub(crate) async fn create(tx: &mut impl LedgerTx, new: &NewRun) -> Result<Creat
     // reservation below see every earlier creation committed.
     let (balance, held) = tx.balance(&run.org_id).await?;
     if let Some(claim) = &new.idempotency
-        && let Some((fingerprint, run_id, response)) =
-            tx.previous_claim(&run.org_id, claim).await?
+        && let Some((fingerprint, run_id, response)) = tx.previous_claim(&run.org_id, claim).await?
     {
         return Ok(if fingerprint == claim.fingerprint {
             Created::Replayed { run_id, response }

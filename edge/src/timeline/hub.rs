@@ -92,7 +92,6 @@ impl Hub {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;

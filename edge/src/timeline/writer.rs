@@ -106,13 +106,17 @@ impl RunEvents {
         if output && tally.output_bytes + size > MAX_OUTPUT_EVENT_BYTES {
             tally.output_full = true;
             let marker = json!({"limit_bytes": MAX_OUTPUT_EVENT_BYTES, "dropped": kind.name()});
-            return self.append(&mut tally, EventKind::TimelineTruncated, marker).await;
+            return self
+                .append(&mut tally, EventKind::TimelineTruncated, marker)
+                .await;
         }
         if !vital && tally.total_bytes + size > MAX_TIMELINE_BYTES {
             tally.full = true;
             let marker =
                 json!({"limit_bytes": MAX_TIMELINE_BYTES, "dropped": "all but status and billing"});
-            return self.append(&mut tally, EventKind::TimelineTruncated, marker).await;
+            return self
+                .append(&mut tally, EventKind::TimelineTruncated, marker)
+                .await;
         }
         if output {
             tally.output_bytes += size;
@@ -172,7 +176,10 @@ mod tests {
             events.emit(EventKind::ShellOutput, data).await;
         }
         events
-            .emit(EventKind::ShellExit, json!({"call_id": "c1", "exit_code": 0}))
+            .emit(
+                EventKind::ShellExit,
+                json!({"call_id": "c1", "exit_code": 0}),
+            )
             .await;
         let stored = store.events("run_x", 0).await.expect("events");
         let kinds: Vec<&str> = stored.iter().map(|e| e.kind.as_str()).collect();
@@ -230,7 +237,10 @@ mod tests {
                 .await;
         }
         events
-            .emit(EventKind::RunSucceeded, json!({"model_calls": 0, "output": "done"}))
+            .emit(
+                EventKind::RunSucceeded,
+                json!({"model_calls": 0, "output": "done"}),
+            )
             .await;
         events
             .emit(EventKind::WorkerDestroyed, json!({"charged_micros": 1}))

@@ -333,4 +333,3 @@ async fn sleep_until(at: Option<Instant>) {
         None => std::future::pending().await,
     }
 }
-

@@ -197,4 +197,3 @@ fn gone() -> WorkerFailure {
         message: "the worker is gone".into(),
     }
 }
-

@@ -66,7 +66,14 @@ impl IdleWorker {
             .take()
             .ok_or_else(|| StartError::NotReady("no stream".into()))?;
         let body = Body::Process(process);
-        Self::ready(body, stream, Some(config.clone()), spawned, config.ready_timeout).await
+        Self::ready(
+            body,
+            stream,
+            Some(config.clone()),
+            spawned,
+            config.ready_timeout,
+        )
+        .await
     }
 
     /// A worker on a thread of this process (isolation `wasm`: no jail, no
@@ -206,4 +213,3 @@ async fn expect_ok(reader: &mut OwnedReadHalf, buf: &mut Vec<u8>) -> Result<(), 
         Err(e) => Err(StartError::Refused(e.to_string())),
     }
 }
-
