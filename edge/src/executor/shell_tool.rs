@@ -1,5 +1,5 @@
-//! The `shell` tool as every executor uses it: one command in the run's
-//! sandbox, its output streamed to the timeline as it comes
+//! The `shell` tool as every executor (and every sandbox's caller) uses
+//! it: one command in a sandbox, its output streamed to the timeline as it comes
 //! (`shell.command`, `shell.output`…, `shell.exit`), and the result kept
 //! for whoever asked (the model, or the script's answer).
 
@@ -8,9 +8,11 @@ use std::time::Duration;
 use ephemeral_runtime::Stream;
 use serde_json::json;
 
+use tokio::sync::mpsc;
+
 use super::RunContext;
-use crate::sandbox::ExecEvent;
-use crate::timeline::EventKind;
+use crate::sandbox::{Command, ExecEvent, Sandbox};
+use crate::timeline::{EventKind, RunEvents};
 
 /// Largest `shell.output` event: chunks arriving together are merged up to this.
 const MAX_OUTPUT_EVENT: usize = 64 << 10;
@@ -30,33 +32,80 @@ pub struct ShellResult {
     pub duration_ms: u64,
 }
 
+/// Where a command's decoded output goes as it arrives, besides the
+/// timeline: a sandbox command streamed to its caller.
+pub type OutputTap = mpsc::UnboundedSender<(Stream, String)>;
+
 impl RunContext {
     /// Runs `command` in the run's sandbox with at most `timeout`.
     pub async fn shell(&self, call_id: &str, command: &str, timeout: Duration) -> ShellResult {
-        self.events
-            .emit(
-                EventKind::ShellCommand,
-                json!({"call_id": call_id, "command": command}),
-            )
-            .await;
-        let result = self.run_streamed(call_id, command, timeout).await;
-        self.events
-            .emit(
-                EventKind::ShellExit,
-                json!({
-                    "call_id": call_id,
-                    "exit_code": result.exit_code,
-                    "duration_ms": result.duration_ms,
-                    "truncated": result.truncated,
-                    "limit": result.limit,
-                }),
-            )
-            .await;
-        result
+        // The permission is checked here too, where every executor's
+        // commands pass: with the shell off no command runs, whatever
+        // the executor (and the run has no sandbox anyway).
+        let sandbox = match &self.sandbox {
+            Some(sandbox) if self.spec.permissions.shell => Some(sandbox.as_ref()),
+            _ => None,
+        };
+        let command = Command {
+            command: command.to_string(),
+            timeout,
+            ..Command::default()
+        };
+        run_command(sandbox, &self.events, call_id, command, None).await
     }
+}
 
-    async fn run_streamed(&self, call_id: &str, command: &str, timeout: Duration) -> ShellResult {
-        let mut result = ShellResult {
+/// Runs `command` in `sandbox` (none: the shell is off), its output
+/// streamed to `events` as it comes (`shell.command`, `shell.output`…,
+/// `shell.exit`) and to `tap` when there is one.
+pub async fn run_command(
+    sandbox: Option<&dyn Sandbox>,
+    events: &RunEvents,
+    call_id: &str,
+    command: Command,
+    tap: Option<&OutputTap>,
+) -> ShellResult {
+    events
+        .emit(
+            EventKind::ShellCommand,
+            json!({"call_id": call_id, "command": command.command}),
+        )
+        .await;
+    let mut streamed = Streamed {
+        events,
+        call_id,
+        tap,
+        decoders: Default::default(),
+        result: ShellResult::not_run(),
+    };
+    let result = match sandbox {
+        Some(sandbox) => streamed.run(sandbox, command).await,
+        None => {
+            let mut result = ShellResult::not_run();
+            result.stderr = "the shell is off for this run\n".into();
+            result.output.clone_from(&result.stderr);
+            result
+        }
+    };
+    events
+        .emit(
+            EventKind::ShellExit,
+            json!({
+                "call_id": call_id,
+                "exit_code": result.exit_code,
+                "duration_ms": result.duration_ms,
+                "truncated": result.truncated,
+                "limit": result.limit,
+            }),
+        )
+        .await;
+    result
+}
+
+impl ShellResult {
+    /// What a command that never ran gave: nothing, and exit 126.
+    fn not_run() -> ShellResult {
+        ShellResult {
             exit_code: 126,
             stdout: String::new(),
             stderr: String::new(),
@@ -64,25 +113,34 @@ impl RunContext {
             truncated: false,
             limit: None,
             duration_ms: 0,
-        };
-        // The permission is checked here too, where every executor's
-        // commands pass: with the shell off no command runs, whatever
-        // the executor (and the run has no sandbox anyway).
-        let sandbox = match &self.sandbox {
-            Some(sandbox) if self.spec.permissions.shell => Some(sandbox),
-            _ => None,
-        };
-        let Some(sandbox) = sandbox else {
-            result.stderr = "the shell is off for this run\n".into();
-            result.output.clone_from(&result.stderr);
-            return result;
-        };
-        let mut rx = sandbox.exec(command, timeout);
-        let mut decoders = [Utf8Carry::default(), Utf8Carry::default()];
+        }
+    }
+
+    fn push(&mut self, stream: Stream, text: &str) {
+        match stream {
+            Stream::Stdout => self.stdout.push_str(text),
+            Stream::Stderr => self.stderr.push_str(text),
+        }
+        self.output.push_str(text);
+    }
+}
+
+/// One command's output on its way to the timeline and its tap.
+struct Streamed<'a> {
+    events: &'a RunEvents,
+    call_id: &'a str,
+    tap: Option<&'a OutputTap>,
+    decoders: [Utf8Carry; 2],
+    result: ShellResult,
+}
+
+impl Streamed<'_> {
+    async fn run(&mut self, sandbox: &dyn Sandbox, command: Command) -> ShellResult {
+        let mut rx = sandbox.run(command);
         let mut next = rx.recv().await;
         while let Some(event) = next.take() {
             let ExecEvent::Output(stream, mut data) = event else {
-                if let Some(done) = self.finish_event(event, &mut result) {
+                if let Some(done) = self.finish(event) {
                     return done;
                 }
                 next = rx.recv().await;
@@ -100,19 +158,18 @@ impl RunContext {
                     Err(_) => break,
                 }
             }
-            self.output_event(call_id, stream, &data, &mut decoders, &mut result)
-                .await;
+            self.output(stream, &data).await;
             if next.is_none() {
                 next = rx.recv().await;
             }
         }
-        let line = "the sandbox ended unexpectedly\n";
-        result.stderr.push_str(line);
-        result.output.push_str(line);
-        result
+        self.result
+            .push(Stream::Stderr, "the sandbox ended unexpectedly\n");
+        self.result.clone()
     }
 
-    fn finish_event(&self, event: ExecEvent, result: &mut ShellResult) -> Option<ShellResult> {
+    fn finish(&mut self, event: ExecEvent) -> Option<ShellResult> {
+        let result = &mut self.result;
         match event {
             ExecEvent::Exit(outcome) => {
                 result.exit_code = outcome.exit_code;
@@ -123,40 +180,31 @@ impl RunContext {
                 Some(result.clone())
             }
             ExecEvent::Failed(message) => {
-                let line = format!("sandbox error: {message}\n");
-                result.stderr.push_str(&line);
-                result.output.push_str(&line);
+                result.push(Stream::Stderr, &format!("sandbox error: {message}\n"));
                 Some(result.clone())
             }
             ExecEvent::Output(..) => None,
         }
     }
 
-    async fn output_event(
-        &self,
-        call_id: &str,
-        stream: Stream,
-        data: &[u8],
-        decoders: &mut [Utf8Carry; 2],
-        result: &mut ShellResult,
-    ) {
+    async fn output(&mut self, stream: Stream, data: &[u8]) {
         let (index, name) = match stream {
             Stream::Stdout => (0, "stdout"),
             Stream::Stderr => (1, "stderr"),
         };
-        let text = decoders[index].decode(data);
+        let text = self.decoders[index].decode(data);
         if text.is_empty() {
             return;
         }
-        match stream {
-            Stream::Stdout => result.stdout.push_str(&text),
-            Stream::Stderr => result.stderr.push_str(&text),
+        self.result.push(stream, &text);
+        if let Some(tap) = self.tap {
+            // A caller that went away stops listening, not the command.
+            let _ = tap.send((stream, text.clone()));
         }
-        result.output.push_str(&text);
         self.events
             .emit(
                 EventKind::ShellOutput,
-                json!({"call_id": call_id, "stream": name, "data": text}),
+                json!({"call_id": self.call_id, "stream": name, "data": text}),
             )
             .await;
     }
@@ -211,7 +259,9 @@ mod tests {
     use crate::config::ModelConfig;
     use crate::executor::{Meter, RunContext, RunSpec};
     use crate::run::Permissions;
-    use crate::sandbox::{BoxFuture, ExecEvent, Sandbox, SandboxFailure};
+    use crate::sandbox::{
+        BoxFuture, Command, ExecEvent, FileFailure, FileOp, FileReply, Sandbox, SandboxFailure,
+    };
     use crate::timeline::{EventKind, Hub, RunEvents, Timeline};
 
     /// A sandbox that answers every command with the same chunks: what the
@@ -219,7 +269,7 @@ mod tests {
     struct Scripted(Vec<ExecEvent>);
 
     impl Sandbox for Scripted {
-        fn exec(&self, _: &str, _: Duration) -> mpsc::UnboundedReceiver<ExecEvent> {
+        fn run(&self, _: Command) -> mpsc::UnboundedReceiver<ExecEvent> {
             let (tx, rx) = mpsc::unbounded_channel();
             for event in &self.0 {
                 let event = match event {
@@ -236,7 +286,11 @@ mod tests {
             Box::pin(std::future::pending())
         }
 
-        fn destroy(self: Box<Self>) -> BoxFuture<'static, ()> {
+        fn file(&self, _: FileOp) -> BoxFuture<'_, Result<FileReply, FileFailure>> {
+            Box::pin(async { Err(FileFailure::Gone("scripted".into())) })
+        }
+
+        fn destroy(&self) -> BoxFuture<'static, ()> {
             Box::pin(async {})
         }
     }

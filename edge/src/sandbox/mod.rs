@@ -26,6 +26,8 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use ephemeral_runtime::Limits;
+pub use ephemeral_worker::host::{Command, FileFailure};
+pub use ephemeral_worker::protocol::{FileOp, FileRefusal, FileReply, WireFileInfo, WireFileKind};
 pub use ephemeral_worker::{ExecEvent, WorkerFailure as SandboxFailure};
 use tokio::sync::mpsc;
 
@@ -76,12 +78,16 @@ pub enum SandboxError {
 }
 
 /// One sandbox: a shell session whose state carries over from one command
-/// to the next.
+/// to the next, and its files.
 pub trait Sandbox: Send + Sync {
-    /// Starts `command` with at most `timeout`; its output and its exit
-    /// arrive on the returned channel. Commands run one at a time, in
-    /// order.
-    fn exec(&self, command: &str, timeout: Duration) -> mpsc::UnboundedReceiver<ExecEvent>;
+    /// Starts `command` (with its standard input and environment, at most
+    /// its timeout); its output and its exit arrive on the returned
+    /// channel. Commands and file operations are carried out one at a
+    /// time, in the order they were asked for.
+    fn run(&self, command: Command) -> mpsc::UnboundedReceiver<ExecEvent>;
+
+    /// A file operation as the sandbox's own user.
+    fn file(&self, op: FileOp) -> BoxFuture<'_, Result<FileReply, FileFailure>>;
 
     /// Resolves if the sandbox fails under its user (its worker crashed,
     /// was OOM-killed or hung); never if it is destroyed first.
@@ -90,7 +96,16 @@ pub trait Sandbox: Send + Sync {
     /// Destroys the sandbox: at once, even with a command running, and
     /// nothing of it is left when this resolves (a worker on a thread ends
     /// after its command, which its own limits bound).
-    fn destroy(self: Box<Self>) -> BoxFuture<'static, ()>;
+    fn destroy(&self) -> BoxFuture<'static, ()>;
+
+    /// [`Sandbox::run`] of a plain command.
+    fn exec(&self, command: &str, timeout: Duration) -> mpsc::UnboundedReceiver<ExecEvent> {
+        self.run(Command {
+            command: command.to_string(),
+            timeout,
+            ..Command::default()
+        })
+    }
 }
 
 /// Where a server's sandboxes come from: one kind a host, chosen at start.

@@ -4,28 +4,35 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use ephemeral_runtime::{Limits, Runtime};
 use ephemeral_worker::{ExecEvent, WorkerConfig, WorkerHandle, WorkerPool};
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use super::{BoxFuture, Sandbox, SandboxError, SandboxFailure, SandboxSource, Unavailable};
+use super::{
+    BoxFuture, Command, FileFailure, FileOp, FileReply, Sandbox, SandboxError, SandboxFailure,
+    SandboxSource, Unavailable,
+};
 use crate::isolation::Isolation;
 
 impl Sandbox for WorkerHandle {
-    fn exec(&self, command: &str, timeout: Duration) -> mpsc::UnboundedReceiver<ExecEvent> {
-        WorkerHandle::exec(self, command, timeout)
+    fn run(&self, command: Command) -> mpsc::UnboundedReceiver<ExecEvent> {
+        WorkerHandle::run(self, command)
+    }
+
+    fn file(&self, op: FileOp) -> BoxFuture<'_, Result<FileReply, FileFailure>> {
+        Box::pin(WorkerHandle::file(self, op))
     }
 
     fn failure(&self) -> BoxFuture<'static, SandboxFailure> {
         Box::pin(ephemeral_worker::host::wait_failure(self.failure_watch()))
     }
 
-    fn destroy(self: Box<Self>) -> BoxFuture<'static, ()> {
+    fn destroy(&self) -> BoxFuture<'static, ()> {
+        let ending = self.end();
         Box::pin(async move {
-            WorkerHandle::destroy(*self).await;
+            ending.await;
         })
     }
 }

@@ -161,12 +161,22 @@ impl WorkerHandle {
     /// its command with it), else after it has said goodbye. The process is
     /// reaped and its cgroup removed before this returns.
     pub async fn destroy(self) -> SandboxUsage {
+        self.end().await
+    }
+
+    /// [`WorkerHandle::destroy`] asked for now, through a handle that may
+    /// be shared; what it resolves to is the same. Requests after it fail
+    /// as on a worker that is gone.
+    pub fn end(&self) -> impl Future<Output = SandboxUsage> + Send + 'static {
         let (reply, rx) = oneshot::channel();
-        if self.requests.send(Request::Destroy { reply }).is_err() {
-            return SandboxUsage::from(crate::protocol::WireUsage::default());
+        let sent = self.requests.send(Request::Destroy { reply }).is_ok();
+        async move {
+            let none = || SandboxUsage::from(crate::protocol::WireUsage::default());
+            match sent {
+                true => rx.await.unwrap_or_else(|_| none()),
+                false => none(),
+            }
         }
-        rx.await
-            .unwrap_or_else(|_| SandboxUsage::from(crate::protocol::WireUsage::default()))
     }
 
     fn gone_message(&self) -> String {
