@@ -42,6 +42,8 @@ pub struct Config {
     pub isolation: Option<Isolation>,
     pub workers: WorkersConfig,
     pub runs: RunsConfig,
+    /// The `/mcp` route's sessions.
+    pub mcp: McpConfig,
     pub orgs: OrgsConfig,
     pub limits: LimitsConfig,
     pub retention: RetentionConfig,
@@ -63,6 +65,30 @@ pub struct RunsConfig {
     pub max_timeout_seconds: u64,
     /// `timeout_seconds` when a request gives none.
     pub default_timeout_seconds: u64,
+    /// Files a run's `outputs` collect at most; more are named, skipped.
+    pub max_output_files: usize,
+    /// Bytes a run's `outputs` collect at most, all files together.
+    pub max_output_bytes: u64,
+}
+
+/// MCP sessions of `/mcp`: each holds one sandbox.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpConfig {
+    /// An MCP session (and its sandbox) ends after this long without a
+    /// request.
+    pub idle_timeout_seconds: u64,
+    /// Budget of one session's sandbox (at most the organisation's cap).
+    pub max_cost_micros: i64,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        McpConfig {
+            idle_timeout_seconds: 600,
+            max_cost_micros: 100_000,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -223,6 +249,7 @@ impl Default for Config {
             isolation: None,
             workers: WorkersConfig::default(),
             runs: RunsConfig::default(),
+            mcp: McpConfig::default(),
             orgs: OrgsConfig::default(),
             limits: LimitsConfig::default(),
             retention: RetentionConfig::default(),
@@ -240,6 +267,8 @@ impl Default for RunsConfig {
         RunsConfig {
             max_timeout_seconds: 900,
             default_timeout_seconds: 120,
+            max_output_files: 100,
+            max_output_bytes: 20 << 20,
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Identifiers and secrets: run ids, organisation ids, member keys.
+//! Identifiers and secrets: run and sandbox ids, organisation ids, member
+//! keys.
 //!
 //! Ids are random, never sequential, so they say nothing about volume or
 //! other tenants. Member keys are shown once and stored as a BLAKE3 hash.
@@ -8,6 +9,35 @@ use rand::RngCore;
 /// `run_` + 32 lowercase hex digits of randomness (API.md).
 pub fn new_run_id() -> String {
     format!("run_{}", random_hex(16))
+}
+
+/// `sbx_` + 32 lowercase hex digits of randomness (API.md).
+pub fn new_sandbox_id() -> String {
+    format!("sbx_{}", random_hex(16))
+}
+
+/// What a record of the `runs` table is: a run (our agent's) or a
+/// sandbox (driven by its caller). Its id's prefix says which.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordKind {
+    Run,
+    Sandbox,
+}
+
+impl RecordKind {
+    pub fn prefix(self) -> &'static str {
+        match self {
+            RecordKind::Run => "run_",
+            RecordKind::Sandbox => "sbx_",
+        }
+    }
+
+    /// The kind of a well-formed id.
+    pub fn of(id: &str) -> Option<RecordKind> {
+        [RecordKind::Run, RecordKind::Sandbox]
+            .into_iter()
+            .find(|kind| is_id(id, kind.prefix()))
+    }
 }
 
 pub fn new_org_id() -> String {
@@ -25,8 +55,16 @@ pub fn key_hash(key: &str) -> String {
 }
 
 pub fn is_run_id(s: &str) -> bool {
+    is_id(s, "run_")
+}
+
+pub fn is_sandbox_id(s: &str) -> bool {
+    is_id(s, "sbx_")
+}
+
+fn is_id(s: &str, prefix: &str) -> bool {
     s.len() == 36
-        && s.starts_with("run_")
+        && s.starts_with(prefix)
         && s[4..]
             .bytes()
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
@@ -49,6 +87,11 @@ mod tests {
         assert_ne!(id, new_run_id());
         assert!(!is_run_id("run_DE9AF30EBAAA50AB76819BB536239C61"));
         assert!(!is_run_id("run_1"));
+        let sbx = new_sandbox_id();
+        assert!(is_sandbox_id(&sbx) && !is_run_id(&sbx));
+        assert_eq!(RecordKind::of(&sbx), Some(RecordKind::Sandbox));
+        assert_eq!(RecordKind::of(&id), Some(RecordKind::Run));
+        assert_eq!(RecordKind::of("sbx_x"), None);
     }
 
     #[test]

@@ -6,6 +6,10 @@
 //! it runs commands in (`sandbox/mod.rs`), and the worker's loop that
 //! holds the sandbox (`ephemeral_worker::guest`).
 //!
+//! A sandbox its caller drives (`POST /v1/sandboxes`) takes the same
+//! admission and settlement with no executor: `api/sandboxes.rs`, then
+//! `session/` holds it until it ends.
+//!
 //! Around it: the timeline (`timeline/`: event kinds, writer, live hub,
 //! reader), what a model id means (`models.rs`), the agent loop
 //! (`agent/`), the only holder of credentials (`broker/`), the ledger's
@@ -26,14 +30,18 @@ pub mod isolation;
 pub(crate) mod ledger;
 pub mod lifecycle;
 pub(crate) mod listener;
+pub(crate) mod mcp;
 pub mod metrics;
 pub mod models;
+pub(crate) mod outputs;
+pub(crate) mod pricing;
 pub(crate) mod ratelimit;
 pub(crate) mod recovery;
 pub(crate) mod retention;
 pub mod run;
 pub(crate) mod sandbox;
 pub mod server;
+pub mod session;
 pub(crate) mod state;
 pub mod store;
 pub(crate) mod timeline;

@@ -25,6 +25,7 @@ use crate::agent::{AgentExecutor, ModelBackend};
 use crate::executor::{Executor, Meter, Outcome, RunContext, RunSpec, ScriptExecutor, Unavailable};
 use crate::ids::new_run_id;
 use crate::models::{self, Provider};
+use crate::outputs;
 use crate::retention::{IDEMPOTENCY_TTL, expires_at};
 use crate::run::{Permissions, RunError, RunRecord, RunRequest, RunStatus, Usage};
 use crate::sandbox::Sandbox;
@@ -109,14 +110,8 @@ pub async fn admit(edge: &Arc<Edge>, asked: Asked<'_>) -> Result<Admission, Stor
     } = asked;
     let zdr = request.zero_data_retention || org.zero_data_retention;
     let record = new_record(edge, org, &request, zdr);
-    let claim = idempotency_key.map(|key| IdempotencyClaim {
-        key,
-        fingerprint: blake3::hash(Value::Object(body.clone()).to_string().as_bytes())
-            .to_hex()
-            .to_string(),
-        response: record.to_json().to_string(),
-        not_before: now_ms() - IDEMPOTENCY_TTL.as_millis() as i64,
-    });
+    let claim =
+        idempotency_key.map(|key| idempotency_claim(key, body, record.to_json().to_string()));
     let first = Event::new(
         1,
         EventKind::BudgetReserved,
@@ -168,6 +163,22 @@ pub async fn admit(edge: &Arc<Edge>, asked: Asked<'_>) -> Result<Admission, Stor
     Ok(admission)
 }
 
+/// An `Idempotency-Key` bound to `body`, replayed with `response`.
+pub(crate) fn idempotency_claim(
+    key: String,
+    body: &Map<String, Value>,
+    response: String,
+) -> IdempotencyClaim {
+    IdempotencyClaim {
+        key,
+        fingerprint: blake3::hash(Value::Object(body.clone()).to_string().as_bytes())
+            .to_hex()
+            .to_string(),
+        response,
+        not_before: now_ms() - IDEMPOTENCY_TTL.as_millis() as i64,
+    }
+}
+
 fn new_record(edge: &Edge, org: &Org, request: &RunRequest, zdr: bool) -> RunRecord {
     let created_at = now_ms();
     RunRecord {
@@ -188,6 +199,8 @@ fn new_record(edge: &Edge, org: &Org, request: &RunRequest, zdr: bool) -> RunRec
             timeout_seconds: request.timeout_seconds,
             max_cost_micros: request.max_cost_micros,
             zero_data_retention: zdr,
+            idle_timeout_seconds: None,
+            outputs: request.outputs.clone(),
         },
         usage: Usage::default(),
         reserved_micros: request.max_cost_micros,
@@ -204,6 +217,8 @@ fn new_record(edge: &Edge, org: &Org, request: &RunRequest, zdr: bool) -> RunRec
 /// Why a run stopped, before it is written down.
 enum Ended {
     Executor(Outcome),
+    /// The sandbox failed under the run (nothing can be read from it).
+    SandboxFailed(RunError),
     TimedOut,
     Cancelled,
     BudgetExceeded,
@@ -316,17 +331,54 @@ async fn drive(
             _ = tokio::time::sleep_until(deadline.into()) => Ended::TimedOut,
             _ = wait_true(cancel) => Ended::Cancelled,
             _ = wait_true(meter.exceeded()) => Ended::BudgetExceeded,
-            failure = sandbox_failed => Ended::Executor(Outcome::Failed(RunError::new(
+            failure = sandbox_failed => Ended::SandboxFailed(RunError::new(
                 "sandbox_failed",
                 format!("{}: {}", failure.cause, failure.message),
-            ))),
+            )),
             ended = tick(edge, &record.id, &meter, with_sandbox.then_some(vm_started)) => ended,
         }
     };
     if let Some(sandbox) = ctx.sandbox.take() {
+        let within = match ended {
+            Ended::SandboxFailed(_) => None,
+            Ended::Executor(_) => Some(COLLECT_TIMEOUT),
+            // A command may still be running, and the run is over: what
+            // can be read at once is collected.
+            _ => Some(COLLECT_AFTER_CUT_TIMEOUT),
+        };
+        if let Some(within) = within.filter(|_| !record.permissions.outputs.is_empty()) {
+            collect_outputs(edge, &record, &*sandbox, &events, within).await;
+        }
         destroy(edge, sandbox, vm_started, &meter, &events).await;
     }
     finish(edge, &record, &events, &meter, ended, Some(started)).await;
+}
+
+/// How long collecting a run's outputs may take: a sandbox that does not
+/// answer must not keep the run from ending.
+const COLLECT_TIMEOUT: Duration = Duration::from_secs(60);
+/// The same, for a run cut short (timeout, cancel, budget).
+const COLLECT_AFTER_CUT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Reads the run's `outputs` out of its sandbox (`outputs.rs`).
+async fn collect_outputs(
+    edge: &Edge,
+    record: &RunRecord,
+    sandbox: &dyn Sandbox,
+    events: &RunEvents,
+    within: Duration,
+) {
+    let what = outputs::Collect {
+        run_id: &record.id,
+        patterns: &record.permissions.outputs,
+        max_files: edge.config.runs.max_output_files,
+        max_bytes: edge.config.runs.max_output_bytes,
+        zero_data_retention: record.permissions.zero_data_retention,
+    };
+    let collecting = outputs::collect(sandbox, edge.store.as_ref(), events, what);
+    if tokio::time::timeout(within, collecting).await.is_err() {
+        tracing::warn!(run_id = %record.id, "collecting the run's outputs timed out");
+    }
 }
 
 /// Destroys the run's sandbox, bills its lifetime, says so on the timeline.
@@ -436,7 +488,9 @@ fn outcome_of(ended: Ended, record: &RunRecord) -> (RunStatus, Option<String>, O
         Ended::Executor(Outcome::Succeeded { output }) => {
             (RunStatus::Succeeded, Some(output), None)
         }
-        Ended::Executor(Outcome::Failed(error)) => (RunStatus::Failed, None, Some(error)),
+        Ended::Executor(Outcome::Failed(error)) | Ended::SandboxFailed(error) => {
+            (RunStatus::Failed, None, Some(error))
+        }
         Ended::Executor(Outcome::BudgetExceeded(message)) => (
             RunStatus::BudgetExceeded,
             None,
@@ -499,17 +553,8 @@ async fn tick(edge: &Arc<Edge>, run_id: &str, meter: &Meter, since: Option<Insta
     }
 }
 
-/// vCPU-seconds and GiB-seconds of the sandbox's lifetime, at the
-/// configured prices, rounded up to the micro.
 fn compute_micros(edge: &Edge, lifetime: Duration) -> i64 {
-    let ms = i128::try_from(lifetime.as_millis()).unwrap_or(i128::MAX / 4);
-    let prices = &edge.config.prices;
-    let memory_mib = i128::try_from(Limits::default().memory_bytes >> 20).unwrap_or(0);
-    // Micros per second in 1/1024ths: one vCPU and the memory cap.
-    let per_second_1024 = i128::from(prices.compute_micros_per_second) * 1024
-        + i128::from(prices.memory_micros_per_gib_second) * memory_mib;
-    let micros = (ms.saturating_mul(per_second_1024) + 1_024_000 - 1) / 1_024_000;
-    i64::try_from(micros).unwrap_or(i64::MAX)
+    crate::pricing::compute_micros(&edge.config.prices, lifetime)
 }
 
 async fn wait_true(mut rx: watch::Receiver<bool>) {

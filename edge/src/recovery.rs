@@ -1,11 +1,15 @@
 //! Runs a node left in flight: after a crash (`kill -9`) the node finds its
 //! own on start, and any node finds a silent node's through the heartbeat.
-//! Each is ended `failed` with error `interrupted` and settled from the
-//! usage metered so far, so the ledger's invariants hold.
+//! Each is ended `failed` with error `interrupted` (a sandbox: `end_reason`
+//! `failed`) and settled from the usage metered so far, so the ledger's
+//! invariants hold.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::json;
+
+use crate::ids::RecordKind;
 use crate::run::{RunError, RunRecord, RunStatus};
 use crate::state::Edge;
 use crate::store::{Finish, StoredEvent};
@@ -81,10 +85,14 @@ async fn adopt(edge: &Edge, node: &str) {
 }
 
 async fn settle_interrupted(edge: &Edge, run: &RunRecord) -> bool {
-    let error = RunError::new(
-        "interrupted",
-        "the server stopped while the run was in flight",
-    );
+    let sandbox = RecordKind::of(&run.id) == Some(RecordKind::Sandbox);
+    let error = match sandbox {
+        true => RunError::new("failed", "the server stopped while the sandbox was running"),
+        false => RunError::new(
+            "interrupted",
+            "the server stopped while the run was in flight",
+        ),
+    };
     let finish = Finish {
         status: RunStatus::Failed,
         output: None,
@@ -102,10 +110,15 @@ async fn settle_interrupted(edge: &Edge, run: &RunRecord) -> bool {
         }
     };
     let last = edge.store.last_seq(&run.id).await.unwrap_or(0);
-    let outcome = outcome_data(&run.usage, None, Some(&error));
-    let failed = EventKind::ending(RunStatus::Failed);
+    let (ending, outcome) = match sandbox {
+        true => (EventKind::SandboxEnded, json!({"end_reason": "failed"})),
+        false => (
+            EventKind::ending(RunStatus::Failed),
+            outcome_data(&run.usage, None, Some(&error)),
+        ),
+    };
     let events = [
-        Event::new(last + 1, failed, run.created_at, outcome),
+        Event::new(last + 1, ending, run.created_at, outcome),
         Event::new(
             last + 2,
             EventKind::WorkerDestroyed,

@@ -66,6 +66,8 @@ pub struct RunRequest {
     pub model: String,
     pub connections: Vec<String>,
     pub files: Vec<(String, Vec<u8>)>,
+    /// Glob patterns of the files collected when the agent is done.
+    pub outputs: Vec<String>,
     pub zero_data_retention: bool,
     pub metadata: BTreeMap<String, String>,
 }
@@ -81,6 +83,12 @@ pub struct Permissions {
     pub timeout_seconds: u64,
     pub max_cost_micros: i64,
     pub zero_data_retention: bool,
+    /// A sandbox's: ended after this long without a request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout_seconds: Option<u64>,
+    /// A run's `outputs`: glob patterns of the files collected at its end.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outputs: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -88,6 +88,7 @@ impl Server {
             runtime,
             sandboxes,
             in_flight: InFlight::default(),
+            sessions: Default::default(),
             node_id,
             metrics: Metrics::new(),
             runtime_description: tokio::sync::OnceCell::new(),

@@ -12,6 +12,7 @@ use crate::isolation::Isolation;
 use crate::metrics::Metrics;
 use crate::ratelimit::RateLimiter;
 use crate::sandbox::SandboxSource;
+use crate::session::Sessions;
 use crate::store::Store;
 use crate::timeline::Hub;
 
@@ -25,6 +26,8 @@ pub struct Edge {
     pub(crate) runtime: Arc<Runtime>,
     /// Where sandboxes come from (microVMs, jailed workers, or threads).
     pub(crate) sandboxes: Arc<dyn SandboxSource>,
+    /// The sandboxes their callers drive, held by this node.
+    pub(crate) sessions: Sessions,
     /// What this node has in flight, and its drain.
     pub(crate) in_flight: InFlight,
     pub(crate) node_id: String,

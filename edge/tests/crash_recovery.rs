@@ -1,7 +1,8 @@
 //! `kill -9` of the server while runs are in flight: on restart every such
 //! run ends `failed` with error `interrupted`, settled from the usage it
 //! had metered, its timeline closed by `worker.destroyed`, and the ledger's
-//! invariants hold. The server here is the real `ephemeral serve` binary.
+//! invariants hold; sandboxes end `failed` the same way. The server here is
+//! the real `ephemeral serve` binary.
 
 mod support;
 
@@ -14,7 +15,8 @@ use support::{Backend, get_json, post_run, wait_run};
 
 on_both_stores!(
     kill_9_mid_runs_then_restart_settles_everything,
-    kill_9_right_after_the_201_keeps_the_first_event
+    kill_9_right_after_the_201_keeps_the_first_event,
+    kill_9_mid_command_then_restart_settles_sandboxes
 );
 
 const START_BALANCE: i64 = 5_000_000;
@@ -225,6 +227,83 @@ async fn kill_9_mid_runs_then_restart_settles_everything(backend: Backend) {
         gauge("ephemeral_ledger_balance_micros") + charged,
         START_BALANCE
     );
+    node.child.kill().unwrap();
+    node.child.wait().unwrap();
+}
+
+/// Sandboxes held by a server killed mid-command are ended `failed` and
+/// settled from the compute metered before the crash at the next start.
+async fn kill_9_mid_command_then_restart_settles_sandboxes(backend: Backend) {
+    let (data, url, key) = fresh_org(backend).await;
+    let url = url.as_deref();
+    let node = serve(data.path(), url);
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let (status, sbx) =
+            support::create_sandbox(&node.base, &key, &json!({"max_cost_micros": 100_000})).await;
+        assert_eq!(status, 201, "{sbx}");
+        ids.push(sbx["id"].as_str().unwrap().to_string());
+    }
+    // A command in flight in each when the server dies.
+    let mut commands = Vec::new();
+    for id in &ids {
+        let (base, key, id) = (node.base.clone(), key.clone(), id.clone());
+        commands.push(tokio::spawn(async move {
+            support::client()
+                .post(format!("{base}/v1/sandboxes/{id}/commands"))
+                .bearer_auth(&key)
+                .json(&json!({"command": "sleep 30"}))
+                .send()
+                .await
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let mut node = node;
+    node.child.kill().unwrap(); // SIGKILL
+    node.child.wait().unwrap();
+    for command in commands {
+        assert!(
+            command.await.unwrap().is_err(),
+            "the connection died with the server"
+        );
+    }
+
+    let mut node = serve(data.path(), url);
+    let mut charged = 0;
+    for id in &ids {
+        let sbx = support::wait_sandbox_ended(&node.base, &key, id, Duration::from_secs(60)).await;
+        assert_eq!(sbx["end_reason"], "failed", "{sbx}");
+        let cost = &sbx["cost"];
+        let get = |k: &str| cost[k].as_i64().unwrap();
+        assert_eq!(
+            get("charged_micros") + get("released_micros"),
+            100_000,
+            "{sbx}"
+        );
+        assert!(
+            get("compute_micros") > 0,
+            "compute before the crash is charged: {sbx}"
+        );
+        charged += get("charged_micros");
+        let (status, problem) =
+            support::sandbox_command(&node.base, &key, id, &json!({"command": "echo hi"})).await;
+        assert_eq!(status, 409, "{problem}");
+        let events = support::read_sse(
+            support::client()
+                .get(format!("{}/v1/sandboxes/{id}/events", node.base))
+                .bearer_auth(&key)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        let n = events.len();
+        assert_eq!(events[n - 1].kind, "worker.destroyed", "{events:?}");
+        assert_eq!(events[n - 2].kind, "sandbox.ended", "{events:?}");
+    }
+    let (_, health) = get_json(&node.base, &key, "/v1/health").await;
+    assert_eq!(health["status"], "ok", "{health}");
+    assert!(charged > 0);
     node.child.kill().unwrap();
     node.child.wait().unwrap();
 }

@@ -35,35 +35,76 @@ async fn the_document_describes_the_server() {
     let id = run["id"].as_str().unwrap().to_string();
     wait_run(&server.base, &key, &id).await;
 
+    let (_, sbx) = support::create_sandbox(
+        &server.base,
+        &key,
+        &serde_json::json!({"max_cost_micros": 100_000}),
+    )
+    .await;
+    let sbx_id = sbx["id"].as_str().unwrap().to_string();
+
     // Every documented operation answers something other than 404/405 on
-    // its own path with its own method.
-    for (path, item) in doc["paths"].as_object().unwrap() {
-        let concrete = path.replace("{id}", &id).replace("{slug}", "not-found");
-        for method in item.as_object().unwrap().keys() {
-            let request = match method.as_str() {
-                "get" => client().get(format!("{}{concrete}", server.base)),
-                "post" => client()
-                    .post(format!("{}{concrete}", server.base))
-                    .json(&script("echo", 1_000)),
-                other => panic!("undocumented method {other}"),
-            };
-            let status = request
-                .bearer_auth(&key)
-                .send()
-                .await
+    // its own path with its own method: writes first, deletes last, so a
+    // file is there to read and a sandbox to end.
+    let mut operations: Vec<(&String, &String, &Value)> = doc["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, item)| {
+            item.as_object()
                 .unwrap()
-                .status()
-                .as_u16();
-            assert!(
-                status != 404 && status != 405,
-                "{method} {path} answered {status}"
-            );
-            let documented = item[method]["responses"].as_object().unwrap();
-            assert!(
-                documented.contains_key(&status.to_string()),
-                "{method} {path} answered undocumented {status}"
-            );
-        }
+                .iter()
+                .map(move |(m, op)| (path, m, op))
+        })
+        .collect();
+    let rank = |method: &str| {
+        ["put", "post", "get", "delete"]
+            .iter()
+            .position(|m| *m == method)
+    };
+    operations
+        .sort_by_key(|(path, method, _)| (rank(method), path.contains("/files/"), path.len()));
+    for (path, method, operation) in operations {
+        let id = if path.starts_with("/v1/sandboxes") {
+            &sbx_id
+        } else {
+            &id
+        };
+        let concrete = path
+            .replace("{id}", id)
+            .replace("{slug}", "not-found")
+            .replace("{path}", "seen.txt");
+        let url = format!("{}{concrete}", server.base);
+        let body = match path.as_str() {
+            "/v1/sandboxes" => serde_json::json!({"max_cost_micros": 10_000}),
+            "/v1/sandboxes/{id}/commands" => serde_json::json!({"command": "echo hi"}),
+            _ => script("echo", 1_000),
+        };
+        let request = match method.as_str() {
+            "get" => client().get(url),
+            "post" => client().post(url).json(&body),
+            "put" => client().put(url).body("seen"),
+            "delete" => client().delete(url),
+            other => panic!("undocumented method {other}"),
+        };
+        let status = request
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16();
+        // A run collected no `seen.txt`: its 404 is the file's, documented.
+        let missing_run_file = path == "/v1/runs/{id}/files/{path}";
+        assert!(
+            (status != 404 || missing_run_file) && status != 405,
+            "{method} {path} answered {status}"
+        );
+        let documented = operation["responses"].as_object().unwrap();
+        assert!(
+            documented.contains_key(&status.to_string()),
+            "{method} {path} answered undocumented {status}"
+        );
     }
 
     // The run object has every required field the schema lists, and no other.
@@ -91,7 +132,11 @@ async fn the_document_describes_the_server() {
         .unwrap()
         .keys()
         .collect();
-    assert_eq!(request_fields.len(), 10, "API.md's ten request fields");
+    assert_eq!(
+        request_fields.len(),
+        11,
+        "API.md's ten request fields and `outputs`"
+    );
 
     // Every problem status appears among the documented responses.
     let statuses: std::collections::HashSet<String> = doc["paths"]

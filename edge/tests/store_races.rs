@@ -61,6 +61,8 @@ fn new_run(org_id: &str, reserved: i64, key: Option<&str>) -> NewRun {
             timeout_seconds: 30,
             max_cost_micros: reserved,
             zero_data_retention: false,
+            idle_timeout_seconds: None,
+            outputs: Vec::new(),
         },
         usage: Usage::default(),
         reserved_micros: reserved,
@@ -121,7 +123,13 @@ async fn racing_creates_with_one_key_make_one_run(backend: Backend) {
     let org = b.org(&org.id).await.unwrap().unwrap();
     assert_eq!(org.held_micros, 30_000);
     assert_eq!(b.ledger_totals().await.unwrap().reserved_micros, 30_000);
-    assert_eq!(a.list_runs(&org.id, 100, None).await.unwrap().len(), 1);
+    assert_eq!(
+        a.list_runs(&org.id, ephemeral_edge::ids::RecordKind::Run, 100, None)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 async fn racing_finishes_settle_once(backend: Backend) {

@@ -32,3 +32,14 @@ pub async fn organisation(edge: &Edge, headers: &HeaderMap) -> Result<Org, Probl
         Err(e) => Err(Problem::internal(&e)),
     }
 }
+
+/// The organisation of a bare member key (the MCP route's), if it is one.
+pub async fn organisation_of_key(edge: &Edge, key: &str) -> Option<Org> {
+    match edge.store.org_for_key(&key_hash(key)).await {
+        Ok(org) => org,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot look up a key");
+            None
+        }
+    }
+}

@@ -58,10 +58,22 @@ pub const PROBLEMS: &[(&str, u16, &str, &str)] = &[
         "Only queued or running runs can be cancelled.",
     ),
     (
+        "sandbox-ended",
+        409,
+        "The sandbox has ended",
+        "The sandbox was deleted, reached its lifetime or idle timeout, used its budget, or failed: `GET` it for `end_reason`. Create a new one.",
+    ),
+    (
         "payload-too-large",
         413,
         "The body is too large",
-        "Request bodies are at most 1 MiB besides `files`, 12 MiB in all.",
+        "Run requests are at most 1 MiB besides `files`, 12 MiB in all; a file put into a sandbox is at most its disk quota.",
+    ),
+    (
+        "wrong-node",
+        421,
+        "The sandbox lives on another node",
+        "A sandbox is held by the node that created it. Send its requests to that node (the detail names it).",
     ),
     (
         "validation-failed",

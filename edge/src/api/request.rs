@@ -1,5 +1,5 @@
-//! `POST /v1/runs` bodies: parsed field by field so every error names its
-//! field. Types and unknown fields are 400 (`invalid-request`); values out
+//! `POST /v1/runs` and `POST /v1/sandboxes` bodies: parsed field by field
+//! so every error names its field. Types and unknown fields are 400 (`invalid-request`); values out
 //! of range or naming something that does not exist are 422
 //! (`validation-failed`). All problems of a body are reported at once.
 
@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::problem::{FieldError, Problem};
 use crate::run::RunRequest;
+use crate::session::SandboxRequest;
 
 /// Largest request body, `files` included (API.md: 12 MiB in all).
 pub const MAX_BODY_BYTES: usize = 12 << 20;
@@ -24,6 +25,11 @@ pub const MAX_METADATA_KEYS: usize = 16;
 pub const MAX_METADATA_KEY_CHARS: usize = 40;
 pub const MAX_METADATA_VALUE_CHARS: usize = 500;
 pub const MAX_CONNECTIONS: usize = 32;
+/// `outputs`: glob patterns (API.md).
+pub const MAX_OUTPUT_PATTERNS: usize = 32;
+/// A sandbox's lifetime and idle timeout by default (API.md).
+pub const DEFAULT_SANDBOX_TIMEOUT_SECONDS: u64 = 300;
+pub const DEFAULT_IDLE_TIMEOUT_SECONDS: u64 = 120;
 
 const FIELDS: &[&str] = &[
     "prompt",
@@ -33,6 +39,16 @@ const FIELDS: &[&str] = &[
     "max_cost_micros",
     "model",
     "connections",
+    "files",
+    "outputs",
+    "zero_data_retention",
+    "metadata",
+];
+
+const SANDBOX_FIELDS: &[&str] = &[
+    "max_cost_micros",
+    "timeout_seconds",
+    "idle_timeout_seconds",
     "files",
     "zero_data_retention",
     "metadata",
@@ -73,11 +89,7 @@ pub fn parse_object(body: &[u8]) -> Result<Map<String, Value>, Problem> {
 
 pub fn validate(body: &Map<String, Value>, rules: &Rules<'_>) -> Result<RunRequest, Problem> {
     let mut c = Checker::default();
-    for key in body.keys() {
-        if !FIELDS.contains(&key.as_str()) {
-            c.type_error(key, "unknown field");
-        }
-    }
+    c.known_fields(body, FIELDS);
     let prompt = c.string(body, "prompt", true).unwrap_or_default();
     let chars = prompt.chars().count();
     if body.contains_key("prompt") && c.ok("prompt") && !(1..=MAX_PROMPT_CHARS).contains(&chars) {
@@ -89,28 +101,8 @@ pub fn validate(body: &Map<String, Value>, rules: &Rules<'_>) -> Result<RunReque
     let shell = c.boolean(body, "shell").unwrap_or(true);
     let web = c.boolean(body, "web").unwrap_or(false);
     let zero_data_retention = c.boolean(body, "zero_data_retention").unwrap_or(false);
-    let timeout_seconds = c
-        .integer(body, "timeout_seconds", false)
-        .unwrap_or(rules.default_timeout_seconds as i64);
-    if !(1..=rules.max_timeout_seconds as i64).contains(&timeout_seconds) {
-        c.range(
-            "timeout_seconds",
-            format!("must be 1 to {}", rules.max_timeout_seconds),
-        );
-    }
-    let max_cost_micros = c.integer(body, "max_cost_micros", true).unwrap_or(0);
-    if body.contains_key("max_cost_micros")
-        && c.ok("max_cost_micros")
-        && !(1..=rules.per_run_cap_micros).contains(&max_cost_micros)
-    {
-        c.range(
-            "max_cost_micros",
-            format!(
-                "must be 1 to the organisation's per-run cap of {} micros",
-                rules.per_run_cap_micros
-            ),
-        );
-    }
+    let timeout_seconds = timeout(&mut c, body, rules, rules.default_timeout_seconds);
+    let max_cost_micros = max_cost(&mut c, body, rules);
     let model = c
         .string(body, "model", false)
         .unwrap_or_else(|| rules.default_model.to_string());
@@ -128,20 +120,116 @@ pub fn validate(body: &Map<String, Value>, rules: &Rules<'_>) -> Result<RunReque
     }
     let connections = connections(&mut c, body, rules);
     let files = files(&mut c, body);
+    let outputs = outputs(&mut c, body);
     let metadata = metadata(&mut c, body);
     c.finish()?;
     Ok(RunRequest {
         prompt,
         shell,
         web,
-        timeout_seconds: timeout_seconds as u64,
+        timeout_seconds,
         max_cost_micros,
         model,
         connections,
         files,
+        outputs,
         zero_data_retention,
         metadata,
     })
+}
+
+/// A `POST /v1/sandboxes` body, checked against the same rules as a run's.
+pub fn validate_sandbox(
+    body: &Map<String, Value>,
+    rules: &Rules<'_>,
+) -> Result<SandboxRequest, Problem> {
+    let mut c = Checker::default();
+    c.known_fields(body, SANDBOX_FIELDS);
+    let default = DEFAULT_SANDBOX_TIMEOUT_SECONDS.min(rules.max_timeout_seconds);
+    let timeout_seconds = timeout(&mut c, body, rules, default);
+    let idle_timeout_seconds = c
+        .integer(body, "idle_timeout_seconds", false)
+        .unwrap_or(DEFAULT_IDLE_TIMEOUT_SECONDS.min(timeout_seconds) as i64);
+    if c.ok("idle_timeout_seconds") && !(1..=timeout_seconds as i64).contains(&idle_timeout_seconds)
+    {
+        c.range(
+            "idle_timeout_seconds",
+            format!("must be 1 to timeout_seconds ({timeout_seconds})"),
+        );
+    }
+    let max_cost_micros = max_cost(&mut c, body, rules);
+    let zero_data_retention = c.boolean(body, "zero_data_retention").unwrap_or(false);
+    let files = files(&mut c, body);
+    let metadata = metadata(&mut c, body);
+    c.finish()?;
+    Ok(SandboxRequest {
+        max_cost_micros,
+        timeout_seconds,
+        idle_timeout_seconds: idle_timeout_seconds as u64,
+        files,
+        zero_data_retention,
+        metadata,
+    })
+}
+
+/// `timeout_seconds`: 1 to the server's maximum, `default` when absent.
+fn timeout(c: &mut Checker, body: &Map<String, Value>, rules: &Rules<'_>, default: u64) -> u64 {
+    let seconds = c
+        .integer(body, "timeout_seconds", false)
+        .unwrap_or(default as i64);
+    if c.ok("timeout_seconds") && !(1..=rules.max_timeout_seconds as i64).contains(&seconds) {
+        c.range(
+            "timeout_seconds",
+            format!("must be 1 to {}", rules.max_timeout_seconds),
+        );
+        return default;
+    }
+    seconds.max(1) as u64
+}
+
+/// `max_cost_micros`: required, 1 to the organisation's cap.
+fn max_cost(c: &mut Checker, body: &Map<String, Value>, rules: &Rules<'_>) -> i64 {
+    let micros = c.integer(body, "max_cost_micros", true).unwrap_or(0);
+    if body.contains_key("max_cost_micros")
+        && c.ok("max_cost_micros")
+        && !(1..=rules.per_run_cap_micros).contains(&micros)
+    {
+        c.range(
+            "max_cost_micros",
+            format!(
+                "must be 1 to the organisation's per-run cap of {} micros",
+                rules.per_run_cap_micros
+            ),
+        );
+    }
+    micros
+}
+
+/// `outputs`: at most 32 glob patterns, relative to the scratch folder or
+/// under `/tmp`.
+fn outputs(c: &mut Checker, body: &Map<String, Value>) -> Vec<String> {
+    let Some(value) = body.get("outputs") else {
+        return Vec::new();
+    };
+    let Some(items) = value.as_array() else {
+        c.type_error("outputs", "must be an array of glob patterns");
+        return Vec::new();
+    };
+    if items.len() > MAX_OUTPUT_PATTERNS {
+        c.range("outputs", format!("at most {MAX_OUTPUT_PATTERNS} patterns"));
+    }
+    let mut patterns = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let field = format!("outputs[{i}]");
+        match item.as_str() {
+            None => c.type_error(&field, "must be a string"),
+            Some(pattern) => match check_path(pattern) {
+                Ok(()) => patterns.push(pattern.to_string()),
+                Err(why) => c.range(&field, why),
+            },
+        }
+    }
+    patterns
 }
 
 fn connections(c: &mut Checker, body: &Map<String, Value>, rules: &Rules<'_>) -> Vec<String> {
@@ -274,7 +362,7 @@ fn file(c: &mut Checker, i: usize, item: &Value) -> Option<(String, Vec<u8>)> {
 }
 
 /// Files go in the scratch folder (relative paths) or under `/tmp`.
-fn check_path(path: &str) -> Result<(), String> {
+pub fn check_path(path: &str) -> Result<(), String> {
     if path.is_empty() || path.len() > MAX_PATH_BYTES {
         return Err(format!("must be 1 to {MAX_PATH_BYTES} bytes"));
     }
@@ -344,6 +432,14 @@ impl Checker {
             field: field.into(),
             message: message.into(),
         });
+    }
+
+    fn known_fields(&mut self, body: &Map<String, Value>, known: &[&str]) {
+        for key in body.keys() {
+            if !known.contains(&key.as_str()) {
+                self.type_error(key, "unknown field");
+            }
+        }
     }
 
     fn ok(&self, field: &str) -> bool {
@@ -460,6 +556,53 @@ mod tests {
             let p = check(body.clone()).unwrap_err();
             assert_eq!(p.status().as_u16(), 422, "{body}");
         }
+    }
+
+    #[test]
+    fn outputs_are_patterns_inside_the_sandbox() {
+        let r = check(json!({"prompt": "x", "max_cost_micros": 5,
+            "outputs": ["*.png", "out/**", "/tmp/report.md"]}))
+        .unwrap();
+        assert_eq!(r.outputs, ["*.png", "out/**", "/tmp/report.md"]);
+        for bad in [json!(["../x"]), json!(["/etc/*"]), json!([""])] {
+            let p =
+                check(json!({"prompt": "x", "max_cost_micros": 5, "outputs": bad})).unwrap_err();
+            assert_eq!(p.status().as_u16(), 422);
+        }
+        let p =
+            check(json!({"prompt": "x", "max_cost_micros": 5, "outputs": "*.png"})).unwrap_err();
+        assert_eq!(p.status().as_u16(), 400);
+    }
+
+    #[test]
+    fn sandboxes_default_their_timeouts_and_check_the_idle_one() {
+        let r =
+            validate_sandbox(json!({"max_cost_micros": 5}).as_object().unwrap(), &rules()).unwrap();
+        assert_eq!((r.timeout_seconds, r.idle_timeout_seconds), (300, 120));
+        let r = validate_sandbox(
+            json!({"max_cost_micros": 5, "timeout_seconds": 60})
+                .as_object()
+                .unwrap(),
+            &rules(),
+        )
+        .unwrap();
+        assert_eq!((r.timeout_seconds, r.idle_timeout_seconds), (60, 60));
+        let p = validate_sandbox(
+            json!({"max_cost_micros": 5, "timeout_seconds": 60, "idle_timeout_seconds": 61})
+                .as_object()
+                .unwrap(),
+            &rules(),
+        )
+        .unwrap_err();
+        assert_eq!(p.status().as_u16(), 422);
+        let p = validate_sandbox(
+            json!({"prompt": "x", "max_cost_micros": 5})
+                .as_object()
+                .unwrap(),
+            &rules(),
+        )
+        .unwrap_err();
+        assert_eq!(p.status().as_u16(), 400);
     }
 
     #[test]

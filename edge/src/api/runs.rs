@@ -4,36 +4,27 @@
 //! the problem that refused it.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use axum::body::{Body, Bytes, to_bytes};
+use axum::body::{Body, Bytes};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
-use serde::Deserialize;
-use serde_json::{Value, json};
 
+use super::admission::{created, idempotency_key, read_body, refused};
 use super::auth::organisation;
+use super::paging::{ListQuery, Page};
 use super::problem::Problem;
-use super::request::{MAX_BODY_BYTES, Rules, parse_object, validate};
+use super::request::{Rules, parse_object, validate};
 use super::timeline_stream;
-use crate::ids::is_run_id;
+use crate::ids::{RecordKind, is_run_id};
 use crate::lifecycle::{self, Admission, Asked, Refusal};
 use crate::models;
 use crate::run::RunRecord;
 use crate::state::Edge;
 use crate::store::Org;
 use crate::timeline::{Event, EventKind};
-
-const MAX_IDEMPOTENCY_KEY: usize = 255;
-/// `Retry-After` for too many runs at once: runs end in seconds to minutes.
-const RETRY_TOO_MANY_RUNS: u64 = 5;
-/// `Retry-After` of a node that is shutting down.
-const RETRY_DRAINING: u64 = 5;
-const DEFAULT_PAGE: i64 = 20;
-const MAX_PAGE: i64 = 100;
 
 pub(crate) async fn create(
     State(edge): State<Arc<Edge>>,
@@ -73,7 +64,7 @@ async fn create_run(
         body: &object,
         idempotency_key,
     };
-    let wants_stream = wants_event_stream(headers);
+    let wants_stream = timeline_stream::wanted(headers);
     let admission = lifecycle::admit(edge, asked)
         .await
         .map_err(|e| Problem::internal(&e))?;
@@ -84,7 +75,7 @@ async fn create_run(
             } else {
                 axum::Json(record.to_json()).into_response()
             };
-            Ok(created(response, &record.id, false))
+            Ok(created(response, &format!("/v1/runs/{}", record.id), false))
         }
         Admission::Replayed { run_id, response } => {
             let response = if wants_stream {
@@ -92,52 +83,9 @@ async fn create_run(
             } else {
                 json_text(response)
             };
-            Ok(created(response, &run_id, true))
+            Ok(created(response, &format!("/v1/runs/{run_id}"), true))
         }
         Admission::Refused(refusal) => Err(refused(refusal)),
-    }
-}
-
-/// The body, read within the body timeout and under the size cap.
-async fn read_body(edge: &Edge, body: Body) -> Result<Bytes, Problem> {
-    let body_timeout = Duration::from_secs(edge.config.limits.body_read_timeout_seconds.max(1));
-    tokio::time::timeout(body_timeout, to_bytes(body, MAX_BODY_BYTES))
-        .await
-        .map_err(|_| {
-            Problem::new(
-                "invalid-request",
-                format!(
-                    "the body did not arrive within {} s",
-                    body_timeout.as_secs()
-                ),
-            )
-        })?
-        .map_err(body_problem)
-}
-
-/// The problem a refusal is.
-fn refused(refusal: Refusal) -> Problem {
-    match refusal {
-        Refusal::Draining => Problem::new("shutting-down", "this node is shutting down")
-            .header(header::RETRY_AFTER, RETRY_DRAINING.to_string()),
-        Refusal::RateLimited { per_minute, wait } => Problem::new(
-            "rate-limited",
-            format!("at most {per_minute} runs a minute"),
-        )
-        .header(header::RETRY_AFTER, wait.as_secs().max(1).to_string()),
-        Refusal::KeyReused => Problem::new(
-            "idempotency-key-reused",
-            "this Idempotency-Key was used with a different request in the last 24 hours",
-        ),
-        Refusal::InsufficientFunds { asked, available } => Problem::new(
-            "insufficient-funds",
-            format!("max_cost_micros is {asked} but the free balance is {available}"),
-        ),
-        Refusal::TooManyInFlight { limit } => Problem::new(
-            "too-many-runs",
-            format!("at most {limit} runs in flight per organisation"),
-        )
-        .header(header::RETRY_AFTER, RETRY_TOO_MANY_RUNS.to_string()),
     }
 }
 
@@ -155,48 +103,6 @@ fn rules_for<'a>(
         is_model,
         is_connection,
     }
-}
-
-fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Problem> {
-    let Some(value) = headers.get("idempotency-key") else {
-        return Ok(None);
-    };
-    let bad = || {
-        Problem::field(
-            "invalid-request",
-            "Idempotency-Key",
-            format!("must be 1 to {MAX_IDEMPOTENCY_KEY} printable ASCII characters"),
-        )
-    };
-    let key = value.to_str().map_err(|_| bad())?;
-    let printable = key.bytes().all(|b| (0x20..0x7f).contains(&b));
-    if key.is_empty() || key.len() > MAX_IDEMPOTENCY_KEY || !printable {
-        return Err(bad());
-    }
-    Ok(Some(key.to_string()))
-}
-
-fn wants_event_stream(headers: &HeaderMap) -> bool {
-    headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .any(|v| {
-            v.split(',')
-                .any(|t| t.trim().starts_with("text/event-stream"))
-        })
-}
-
-fn created(mut response: Response, run_id: &str, replayed: bool) -> Response {
-    *response.status_mut() = StatusCode::CREATED;
-    let headers = response.headers_mut();
-    if let Ok(location) = HeaderValue::from_str(&format!("/v1/runs/{run_id}")) {
-        headers.insert(header::LOCATION, location);
-    }
-    if replayed {
-        headers.insert("idempotent-replayed", HeaderValue::from_static("true"));
-    }
-    response
 }
 
 fn json_text(text: String) -> Response {
@@ -331,31 +237,6 @@ async fn consistent_view(edge: &Edge, id: &str) -> Result<(RunRecord, i64), Prob
     Err(Problem::not_found())
 }
 
-/// Why a body could not be read: too large, or not a body at all (a
-/// malformed chunked encoding, a connection cut mid-body: finding D5).
-fn body_problem(e: axum::Error) -> Problem {
-    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&e);
-    while let Some(error) = cause {
-        if error.is::<http_body_util::LengthLimitError>() {
-            return Problem::new(
-                "payload-too-large",
-                format!("the body is over {MAX_BODY_BYTES} bytes"),
-            );
-        }
-        cause = error.source();
-    }
-    Problem::new(
-        "invalid-request",
-        format!("the body could not be read ({e})"),
-    )
-}
-
-#[derive(Deserialize)]
-pub(crate) struct ListQuery {
-    limit: Option<String>,
-    before: Option<String>,
-}
-
 pub(crate) async fn list(
     State(edge): State<Arc<Edge>>,
     headers: HeaderMap,
@@ -363,52 +244,24 @@ pub(crate) async fn list(
 ) -> Response {
     let result = async {
         let org = organisation(&edge, &headers).await?;
-        // A query string that does not parse (a parameter given twice, say)
-        // is the caller's error, in problem+json like every other.
-        let Query(q) = query.map_err(|e| {
-            Problem::new(
-                "validation-failed",
-                format!("the query string: {}", e.body_text()),
-            )
-        })?;
-        let limit = match q.limit.as_deref() {
-            None => DEFAULT_PAGE,
-            Some(text) => text
-                .parse::<i64>()
-                .ok()
-                .filter(|n| (1..=MAX_PAGE).contains(n))
-                .ok_or_else(|| {
-                    Problem::field(
-                        "validation-failed",
-                        "limit",
-                        format!("must be 1 to {MAX_PAGE}"),
-                    )
-                })?,
-        };
-        if let Some(before) = &q.before {
+        let page = Page::from_query(query)?;
+        if let Some(before) = &page.before {
             owned_run(&edge, &org, before)
                 .await
                 .map_err(|_| Problem::field("validation-failed", "before", "no such run"))?;
         }
-        let mut runs = edge
+        let runs = edge
             .store
-            .list_runs(&org.id, limit + 1, q.before.as_deref())
+            .list_runs(
+                &org.id,
+                RecordKind::Run,
+                page.limit + 1,
+                page.before.as_deref(),
+            )
             .await
             .map_err(|e| Problem::internal(&e))?;
-        let has_more = runs.len() as i64 > limit;
-        runs.truncate(limit as usize);
-        let data: Vec<Value> = runs.iter().map(RunRecord::to_json).collect();
-        let next = if has_more {
-            runs.last().map(|r| r.id.clone())
-        } else {
-            None
-        };
-        Ok::<_, Problem>(
-            axum::Json(
-                json!({"object": "list", "data": data, "has_more": has_more, "next_before": next}),
-            )
-            .into_response(),
-        )
+        let list = page.list(runs, |r| r.id.clone(), RunRecord::to_json);
+        Ok::<_, Problem>(axum::Json(list).into_response())
     };
     result.await.unwrap_or_else(IntoResponse::into_response)
 }
@@ -421,21 +274,7 @@ pub(crate) async fn events(
     let result = async {
         let org = organisation(&edge, &headers).await?;
         let run = owned_run(&edge, &org, &id).await?;
-        let after = match headers.get("last-event-id") {
-            None => 0,
-            Some(v) => v
-                .to_str()
-                .ok()
-                .and_then(|s| s.trim().parse::<i64>().ok())
-                .filter(|n| *n >= 0)
-                .ok_or_else(|| {
-                    Problem::field(
-                        "invalid-request",
-                        "Last-Event-ID",
-                        "must be an event id (an integer)",
-                    )
-                })?,
-        };
+        let after = timeline_stream::last_event_id(&headers)?;
         Ok::<_, Problem>(timeline_stream::response(edge.clone(), run.id, after))
     };
     result.await.unwrap_or_else(IntoResponse::into_response)
@@ -464,4 +303,104 @@ pub(crate) async fn cancel(
         Ok((StatusCode::ACCEPTED, axum::Json(run.to_json())).into_response())
     };
     result.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+pub(crate) async fn files(
+    State(edge): State<Arc<Edge>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let result = async {
+        let org = organisation(&edge, &headers).await?;
+        let run = owned_run(&edge, &org, &id).await?;
+        let files = edge
+            .store
+            .run_files(&run.id)
+            .await
+            .map_err(|e| Problem::internal(&e))?;
+        let data: Vec<serde_json::Value> = files
+            .iter()
+            .map(|f| {
+                serde_json::json!({"path": f.path, "size": f.size, "sha256": f.sha256,
+                    "content_type": f.content_type})
+            })
+            .collect();
+        Ok::<_, Problem>(
+            axum::Json(serde_json::json!({"object": "list", "data": data})).into_response(),
+        )
+    };
+    result.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+pub(crate) async fn file(
+    State(edge): State<Arc<Edge>>,
+    headers: HeaderMap,
+    Path((id, path)): Path<(String, String)>,
+) -> Response {
+    let result = async {
+        let org = organisation(&edge, &headers).await?;
+        let run = owned_run(&edge, &org, &id).await?;
+        let missing = || Problem::new("not-found", format!("the run collected no file {path:?}"));
+        let (file, bytes) = edge
+            .store
+            .run_file(&run.id, &path)
+            .await
+            .map_err(|e| Problem::internal(&e))?
+            .ok_or_else(missing)?;
+        // What leaves is what was collected, or nothing.
+        let sha256 = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes));
+        if sha256 != file.sha256 {
+            return Err(Problem::internal(&format!(
+                "run {} file {path}: stored content does not match its sha256",
+                run.id
+            )));
+        }
+        Ok::<_, Problem>(file_response(
+            &file.path,
+            &file.content_type,
+            &file.sha256,
+            bytes,
+        ))
+    };
+    result.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// A collected file as a download.
+fn file_response(path: &str, content_type: &str, sha256: &str, bytes: Vec<u8>) -> Response {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let ascii: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut disposition = format!("attachment; filename=\"{ascii}\"");
+    if ascii != name {
+        let encoded: String = name
+            .bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'.' | b'-' | b'_' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect();
+        disposition.push_str(&format!("; filename*=UTF-8''{encoded}"));
+    }
+    let mut response = bytes.into_response();
+    let h = response.headers_mut();
+    for (name, value) in [
+        (header::CONTENT_TYPE, content_type.to_string()),
+        (header::ETAG, format!("\"{sha256}\"")),
+        (header::CONTENT_DISPOSITION, disposition),
+    ] {
+        if let Ok(value) = axum::http::HeaderValue::from_str(&value) {
+            h.insert(name, value);
+        }
+    }
+    response
 }

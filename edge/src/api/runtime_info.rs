@@ -34,7 +34,10 @@ pub async fn get(State(edge): State<Arc<Edge>>, headers: HeaderMap) -> Response 
     match described {
         Ok(programs) => {
             let mut body = programs.clone();
-            body["isolation"] = json!(edge.isolation().timeline_name());
+            let isolation = edge.isolation().timeline_name();
+            body["isolation"] = json!(isolation);
+            // One a node: every sandbox of this server has it.
+            body["isolations"] = json!([isolation]);
             axum::Json(body).into_response()
         }
         Err(e) => Problem::internal(&e).into_response(),

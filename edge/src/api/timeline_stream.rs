@@ -8,10 +8,12 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::http::{HeaderMap, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream;
 
+use super::problem::Problem;
 use crate::state::Edge;
 use crate::timeline::Reader;
 
@@ -49,4 +51,36 @@ impl Drop for ReaderGuard {
     fn drop(&mut self) {
         self.0.metrics.reader_closed();
     }
+}
+
+/// Whether the request asks for an event stream (`Accept:
+/// text/event-stream`) rather than JSON.
+pub(crate) fn wanted(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| {
+            v.split(',')
+                .any(|t| t.trim().starts_with("text/event-stream"))
+        })
+}
+
+/// The `Last-Event-ID` to resume after (0: from the start).
+pub(crate) fn last_event_id(headers: &HeaderMap) -> Result<i64, Problem> {
+    let Some(value) = headers.get("last-event-id") else {
+        return Ok(0);
+    };
+    value
+        .to_str()
+        .ok()
+        .and_then(|s| s.trim().parse::<i64>().ok())
+        .filter(|n| *n >= 0)
+        .ok_or_else(|| {
+            Problem::field(
+                "invalid-request",
+                "Last-Event-ID",
+                "must be an event id (an integer)",
+            )
+        })
 }

@@ -93,7 +93,7 @@ async fn serve_and_follow(json: bool) -> anyhow::Result<ExitCode> {
     let succeeded = follow_run(&follow, SEED_REQUEST.to_string()).await;
     let _ = stop.send(());
     let _ = serving.await;
-    Ok(if succeeded? {
+    Ok(if succeeded?.succeeded {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -3,8 +3,10 @@
 
 mod demo;
 mod doctor;
+mod download;
 mod exec;
 mod keys;
+mod mcp;
 mod run;
 mod serve;
 mod timeline_view;
@@ -37,6 +39,8 @@ enum Command {
     Doctor,
     /// Serve the HTTP API.
     Serve(serve::ServeArgs),
+    /// An MCP server over stdio: tools that run in one sandbox per session.
+    Mcp(mcp::McpArgs),
     /// Post a run request (JSON file) to $EPHEMERAL_URL and follow its timeline.
     Run(run::RunArgs),
     /// Member keys of organisations.
@@ -88,6 +92,7 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => serve::run(args),
         Command::Doctor => doctor::run(),
         Command::Run(args) => run::run(args),
+        Command::Mcp(args) => mcp::run(args),
         Command::Keys(command) => keys::keys(command),
         Command::Orgs(command) => keys::orgs(command),
         Command::Worker { args } => worker(&args),

@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Args;
 
+use super::download;
 use super::timeline_view::{Follow, follow_run};
 
 #[derive(Args)]
@@ -20,6 +21,10 @@ pub struct RunArgs {
     /// Print each event as a JSON line instead of the timeline view.
     #[arg(long)]
     json: bool,
+    /// Save the files the run's `outputs` collected into DIR (relative
+    /// paths as they are, `/tmp/…` under DIR/tmp/…).
+    #[arg(long, value_name = "DIR")]
+    download: Option<PathBuf>,
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -43,8 +48,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         json: args.json,
         connect_timeout: Duration::from_secs(10),
     };
-    let succeeded = rt.block_on(follow_run(&follow, body))?;
-    Ok(if succeeded {
+    let followed = rt.block_on(follow_run(&follow, body))?;
+    if let Some(dir) = &args.download {
+        let saved = rt.block_on(download::save(&follow, &followed, dir))?;
+        if !args.json {
+            println!("saved {saved} files into {}", dir.display());
+        }
+    }
+    Ok(if followed.succeeded {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

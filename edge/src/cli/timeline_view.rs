@@ -23,8 +23,17 @@ pub struct Follow {
     pub connect_timeout: Duration,
 }
 
-/// Posts `body` and follows the run to its end; whether it succeeded.
-pub async fn follow_run(follow: &Follow, body: String) -> anyhow::Result<bool> {
+/// A run followed to its end.
+pub struct Followed {
+    pub run_id: String,
+    pub succeeded: bool,
+    /// Files sent on the live stream (`file.content`, zero data
+    /// retention): `(path, bytes)`, each checked against its sha256.
+    pub live_files: Vec<(String, Vec<u8>)>,
+}
+
+/// Posts `body` and follows the run to its end.
+pub async fn follow_run(follow: &Follow, body: String) -> anyhow::Result<Followed> {
     let client = reqwest::Client::builder()
         .connect_timeout(follow.connect_timeout)
         .build()?;
@@ -55,6 +64,7 @@ pub async fn follow_run(follow: &Follow, body: String) -> anyhow::Result<bool> {
         spinner: spinner(follow.json),
         outcome: None,
         last: 0,
+        live_files: Vec::new(),
     };
     if !follow.json {
         out(&format!("run {run_id}"));
@@ -81,7 +91,11 @@ pub async fn follow_run(follow: &Follow, body: String) -> anyhow::Result<bool> {
             Err(_) => continue,
         }
     }
-    Ok(view.outcome == Some(EventKind::RunSucceeded))
+    Ok(Followed {
+        succeeded: view.outcome == Some(EventKind::RunSucceeded),
+        run_id,
+        live_files: view.live_files,
+    })
 }
 
 async fn problem_line(response: reqwest::Response) -> String {
@@ -105,6 +119,7 @@ struct View {
     /// The run's outcome event, once seen.
     outcome: Option<EventKind>,
     last: i64,
+    live_files: Vec<(String, Vec<u8>)>,
 }
 
 impl View {
@@ -125,6 +140,11 @@ impl View {
             let kind = EventKind::parse(&event.event);
             if kind.is_some_and(EventKind::is_outcome) {
                 self.outcome = kind;
+            }
+            if kind == Some(EventKind::FileContent)
+                && let Some(file) = live_file(&data)
+            {
+                self.live_files.push(file);
             }
             if self.json {
                 out(
@@ -247,6 +267,18 @@ fn visible(line: &str) -> std::borrow::Cow<'_, str> {
 
 /// `partial` holds shell output not yet printed: lines are printed whole,
 /// however the chunks were cut.
+/// A `file.content` event's file, if its bytes match its sha256.
+fn live_file(d: &Value) -> Option<(String, Vec<u8>)> {
+    use base64::Engine;
+    use sha2::Digest;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(d["content_base64"].as_str()?)
+        .ok()?;
+    let sha256 = hex::encode(sha2::Sha256::digest(&bytes));
+    (Some(sha256.as_str()) == d["sha256"].as_str())
+        .then(|| (d["path"].as_str().unwrap_or("").to_string(), bytes))
+}
+
 fn print_event(name: &str, kind: Option<EventKind>, d: &Value, partial: &mut [String; 2]) {
     if kind == Some(EventKind::ShellExit) {
         flush_lines(partial, true);
@@ -312,6 +344,35 @@ fn print_event(name: &str, kind: Option<EventKind>, d: &Value, partial: &mut [St
             "Web",
             format!("{} {}", d["url"].as_str().unwrap_or(""), d["status"]),
         ),
+        Some(EventKind::FilesCollected) => {
+            let files = d["files"].as_array().map_or(0, Vec::len);
+            let bytes: i64 = d["files"]
+                .as_array()
+                .map_or(0, |f| f.iter().filter_map(|f| f["size"].as_i64()).sum());
+            lane(
+                "Files",
+                format!("collected {files} files · {} bytes", thousands(bytes)),
+            );
+            for skipped in d["skipped"].as_array().into_iter().flatten() {
+                out(&format!(
+                    "{:28}skipped {} ({})",
+                    "",
+                    skipped["path"].as_str().unwrap_or("?"),
+                    skipped["reason"].as_str().unwrap_or("?")
+                ));
+            }
+        }
+        Some(EventKind::FileContent | EventKind::FileWritten) => lane(
+            "Files",
+            format!(
+                "{} · {} bytes",
+                d["path"].as_str().unwrap_or("?"),
+                thousands(d["size"].as_i64().unwrap_or(0))
+            ),
+        ),
+        Some(EventKind::SandboxEnded) => {
+            lane("Ended", d["end_reason"].as_str().unwrap_or("?").to_string())
+        }
         Some(EventKind::VmDestroyed) => lane(
             "MicroVM",
             format!("microVM destroyed after {} ms", d["lifetime_ms"]),

@@ -335,6 +335,8 @@ mod tests {
                     timeout_seconds: 10,
                     max_cost_micros: 1,
                     zero_data_retention: false,
+                    idle_timeout_seconds: None,
+                    outputs: Vec::new(),
                 },
             },
             events,

@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
+use crate::ids::RecordKind;
 use crate::ledger::Settlement;
 use crate::run::{Metered, RunError, RunRecord, RunStatus, Usage};
 
@@ -125,6 +126,17 @@ pub struct Finish {
     pub metered: Metered,
 }
 
+/// A file a run's `outputs` collected, as listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunFile {
+    /// As the sandbox saw it (absolute).
+    pub path: String,
+    pub size: i64,
+    /// Lowercase hex.
+    pub sha256: String,
+    pub content_type: String,
+}
+
 /// Sums over all organisations, for `/metrics` and the conservation tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LedgerTotals {
@@ -160,13 +172,21 @@ pub trait Store: Send + Sync {
     /// already ended (settling twice is impossible).
     async fn finish_run(&self, run_id: &str, finish: &Finish) -> Result<Option<Settlement>>;
     async fn run(&self, run_id: &str) -> Result<Option<RunRecord>>;
-    /// The organisation's runs, newest first, strictly older than `before`.
+    /// The organisation's runs (or sandboxes), newest first, strictly
+    /// older than `before`.
     async fn list_runs(
         &self,
         org_id: &str,
+        kind: RecordKind,
         limit: i64,
         before: Option<&str>,
     ) -> Result<Vec<RunRecord>>;
+    /// Stores the files a run collected, all or none.
+    async fn put_run_files(&self, run_id: &str, files: &[(RunFile, Vec<u8>)]) -> Result<()>;
+    /// The files a run collected, by path.
+    async fn run_files(&self, run_id: &str) -> Result<Vec<RunFile>>;
+    /// One collected file and its bytes.
+    async fn run_file(&self, run_id: &str, path: &str) -> Result<Option<(RunFile, Vec<u8>)>>;
     async fn events(&self, run_id: &str, after_seq: i64) -> Result<Vec<StoredEvent>>;
     /// At most `limit` events after `after_seq`, for readers that must not
     /// hold a whole timeline at once.

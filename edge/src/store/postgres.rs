@@ -25,14 +25,14 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Row, Transaction};
 
 use self::listener::{CHANNEL, Watchers};
-use super::row::{RunRow, json_columns, to_json};
+use super::row::{RunRow, file_content, json_columns, stored_content, to_json};
 use super::schema::{IN_FLIGHT, MIGRATIONS, RUN_COLUMNS};
 use super::transactions::{self, Entry, LedgerTx};
 use super::{
-    Created, Finish, IdempotencyClaim, LedgerTotals, NewRun, Org, OrgUpdate, Result, Store,
-    StoreError, StoredEvent,
+    Created, Finish, IdempotencyClaim, LedgerTotals, NewRun, Org, OrgUpdate, Result, RunFile,
+    Store, StoreError, StoredEvent,
 };
-use crate::ids::new_org_id;
+use crate::ids::{RecordKind, new_org_id};
 use crate::ledger::Settlement;
 use crate::run::{Metered, RunRecord, Usage};
 use crate::timestamp::now_ms;
@@ -319,26 +319,77 @@ impl Store for PgStore {
     async fn list_runs(
         &self,
         org_id: &str,
+        kind: RecordKind,
         limit: i64,
         before: Option<&str>,
     ) -> Result<Vec<RunRecord>> {
+        let prefix = kind.prefix();
         let rows = match before {
             Some(before) => {
                 let sql = format!(
-                    "SELECT {RUN_COLUMNS} FROM runs WHERE org_id = $1 AND (created_at, id) <
-                     (SELECT created_at, id FROM runs WHERE id = $2 AND org_id = $1)
+                    "SELECT {RUN_COLUMNS} FROM runs WHERE org_id = $1 AND substr(id, 1, 4) = $4
+                     AND (created_at, id) < (SELECT created_at, id FROM runs WHERE id = $2 AND org_id = $1)
                      ORDER BY created_at DESC, id DESC LIMIT $3"
                 );
-                self.query(&sql, &[&org_id, &before, &limit]).await?
+                self.query(&sql, &[&org_id, &before, &limit, &prefix])
+                    .await?
             }
             None => {
                 let sql = format!(
-                    "SELECT {RUN_COLUMNS} FROM runs WHERE org_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2"
+                    "SELECT {RUN_COLUMNS} FROM runs WHERE org_id = $1 AND substr(id, 1, 4) = $3
+                     ORDER BY created_at DESC, id DESC LIMIT $2"
                 );
-                self.query(&sql, &[&org_id, &limit]).await?
+                self.query(&sql, &[&org_id, &limit, &prefix]).await?
             }
         };
         rows.iter().map(run_record).collect()
+    }
+
+    async fn put_run_files(&self, run_id: &str, files: &[(RunFile, Vec<u8>)]) -> Result<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        for (f, bytes) in files {
+            tx.execute(
+                "INSERT INTO run_files (run_id, path, size, sha256, content_type, content)
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+                &[
+                    &run_id,
+                    &f.path,
+                    &f.size,
+                    &f.sha256,
+                    &f.content_type,
+                    &stored_content(bytes),
+                ],
+            )
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn run_files(&self, run_id: &str) -> Result<Vec<RunFile>> {
+        let rows = self
+            .query(
+                "SELECT path, size, sha256, content_type FROM run_files WHERE run_id = $1 ORDER BY path",
+                &[&run_id],
+            )
+            .await?;
+        rows.iter().map(run_file).collect()
+    }
+
+    async fn run_file(&self, run_id: &str, path: &str) -> Result<Option<(RunFile, Vec<u8>)>> {
+        let rows = self
+            .query(
+                "SELECT path, size, sha256, content_type, content FROM run_files
+                 WHERE run_id = $1 AND path = $2",
+                &[&run_id, &path],
+            )
+            .await?;
+        let Some(row) = rows.first() else {
+            return Ok(None);
+        };
+        let content: String = row.try_get(4)?;
+        Ok(Some((run_file(row)?, file_content(&content)?)))
     }
 
     async fn events(&self, run_id: &str, after_seq: i64) -> Result<Vec<StoredEvent>> {
@@ -456,6 +507,11 @@ impl Store for PgStore {
         .await?;
         tx.execute(
             &format!("DELETE FROM idempotency_keys WHERE run_id IN ({expired})"),
+            &[&now],
+        )
+        .await?;
+        tx.execute(
+            &format!("DELETE FROM run_files WHERE run_id IN ({expired})"),
             &[&now],
         )
         .await?;
@@ -711,6 +767,15 @@ impl LedgerTx for PgTx<'_, '_> {
             .await?;
         Ok(())
     }
+}
+
+fn run_file(r: &Row) -> Result<RunFile> {
+    Ok(RunFile {
+        path: r.try_get(0)?,
+        size: r.try_get(1)?,
+        sha256: r.try_get(2)?,
+        content_type: r.try_get(3)?,
+    })
 }
 
 fn run_record(r: &Row) -> Result<RunRecord> {

@@ -92,3 +92,17 @@ pub fn json_columns(record: &RunRecord) -> (String, String) {
 pub fn to_json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "null".into())
 }
+
+/// A stored file's content (base64 text) as bytes.
+pub fn file_content(text: &str) -> Result<Vec<u8>> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| corrupt("file content", e))
+}
+
+/// A file's bytes as stored.
+pub fn stored_content(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}

@@ -4,9 +4,10 @@
 //! PostgreSQL (`BIGINT`, `TEXT`, `INTEGER` 0/1 for flags).
 
 /// `(version, script)`, in order. Never edit a released migration; add one.
-pub const MIGRATIONS: &[(i64, &str)] = &[(
-    1,
-    "
+pub const MIGRATIONS: &[(i64, &str)] = &[
+    (
+        1,
+        "
 CREATE TABLE orgs (
     id TEXT PRIMARY KEY,
     name TEXT NOT NULL UNIQUE,
@@ -79,7 +80,24 @@ CREATE TABLE nodes (
     heartbeat_at BIGINT NOT NULL
 );
 ",
-)];
+    ),
+    // The files a run's `outputs` collected, kept as long as its record.
+    // Content as base64 text: the one byte type both backends spell alike.
+    (
+        2,
+        "
+CREATE TABLE run_files (
+    run_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    size BIGINT NOT NULL,
+    sha256 TEXT NOT NULL,
+    content_type TEXT NOT NULL,
+    content TEXT NOT NULL,
+    PRIMARY KEY (run_id, path)
+);
+",
+    ),
+];
 
 /// Columns of `runs` in the order `RunRow` reads them.
 pub const RUN_COLUMNS: &str = "id, org_id, status, created_at, started_at, ended_at, expires_at, \

@@ -11,14 +11,14 @@ use std::time::Duration;
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
 
-use super::row::{RunRow, json_columns, to_json};
+use super::row::{RunRow, file_content, json_columns, stored_content, to_json};
 use super::schema::{IN_FLIGHT, MIGRATIONS, RUN_COLUMNS};
 use super::transactions::{self, Entry, LedgerTx};
 use super::{
-    Created, Finish, IdempotencyClaim, LedgerTotals, NewRun, Org, OrgUpdate, Result, Store,
-    StoreError, StoredEvent,
+    Created, Finish, IdempotencyClaim, LedgerTotals, NewRun, Org, OrgUpdate, Result, RunFile,
+    Store, StoreError, StoredEvent,
 };
-use crate::ids::new_org_id;
+use crate::ids::{RecordKind, new_org_id};
 use crate::ledger::Settlement;
 use crate::run::{Metered, RunRecord, Usage};
 use crate::timestamp::now_ms;
@@ -233,30 +233,86 @@ impl Store for SqliteStore {
     async fn list_runs(
         &self,
         org_id: &str,
+        kind: RecordKind,
         limit: i64,
         before: Option<&str>,
     ) -> Result<Vec<RunRecord>> {
         let (org, before) = (org_id.to_string(), before.map(str::to_string));
+        let prefix = kind.prefix();
         self.call(move |conn| {
             let rows = match before {
                 Some(before) => {
                     let sql = format!(
-                        "SELECT {RUN_COLUMNS} FROM runs WHERE org_id = ?1 AND (created_at, id) <
-                         (SELECT created_at, id FROM runs WHERE id = ?2 AND org_id = ?1)
+                        "SELECT {RUN_COLUMNS} FROM runs WHERE org_id = ?1 AND substr(id, 1, 4) = ?4
+                         AND (created_at, id) < (SELECT created_at, id FROM runs WHERE id = ?2 AND org_id = ?1)
                          ORDER BY created_at DESC, id DESC LIMIT ?3"
                     );
                     let mut stmt = conn.prepare_cached(&sql)?;
-                    stmt.query_map(params![org, before, limit], run_row)?.collect::<rusqlite::Result<Vec<_>>>()?
+                    stmt.query_map(params![org, before, limit, prefix], run_row)?.collect::<rusqlite::Result<Vec<_>>>()?
                 }
                 None => {
                     let sql = format!(
-                        "SELECT {RUN_COLUMNS} FROM runs WHERE org_id = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2"
+                        "SELECT {RUN_COLUMNS} FROM runs WHERE org_id = ?1 AND substr(id, 1, 4) = ?3
+                         ORDER BY created_at DESC, id DESC LIMIT ?2"
                     );
                     let mut stmt = conn.prepare_cached(&sql)?;
-                    stmt.query_map(params![org, limit], run_row)?.collect::<rusqlite::Result<Vec<_>>>()?
+                    stmt.query_map(params![org, limit, prefix], run_row)?.collect::<rusqlite::Result<Vec<_>>>()?
                 }
             };
             rows.into_iter().map(RunRow::into_record).collect()
+        })
+        .await
+    }
+
+    async fn put_run_files(&self, run_id: &str, files: &[(RunFile, Vec<u8>)]) -> Result<()> {
+        let id = run_id.to_string();
+        let files: Vec<(RunFile, String)> = files
+            .iter()
+            .map(|(f, bytes)| (f.clone(), stored_content(bytes)))
+            .collect();
+        self.call(move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            for (f, content) in &files {
+                execute(
+                    &tx,
+                    "INSERT INTO run_files (run_id, path, size, sha256, content_type, content)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![id, f.path, f.size, f.sha256, f.content_type, content],
+                )?;
+            }
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn run_files(&self, run_id: &str) -> Result<Vec<RunFile>> {
+        let id = run_id.to_string();
+        self.call(move |conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT path, size, sha256, content_type FROM run_files WHERE run_id = ?1 ORDER BY path",
+            )?;
+            let files = stmt
+                .query_map([id], run_file_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(files)
+        })
+        .await
+    }
+
+    async fn run_file(&self, run_id: &str, path: &str) -> Result<Option<(RunFile, Vec<u8>)>> {
+        let (id, path) = (run_id.to_string(), path.to_string());
+        self.call(move |conn| {
+            let row = query_row(
+                conn,
+                "SELECT path, size, sha256, content_type, content FROM run_files
+                 WHERE run_id = ?1 AND path = ?2",
+                params![id, path],
+                |r| Ok((run_file_row(r)?, r.get::<_, String>(4)?)),
+            )
+            .optional()?;
+            row.map(|(file, text)| Ok((file, file_content(&text)?)))
+                .transpose()
         })
         .await
     }
@@ -396,6 +452,11 @@ impl Store for SqliteStore {
                 &format!("DELETE FROM idempotency_keys WHERE run_id IN ({expired})"),
                 [now],
             )?;
+            execute(
+                &tx,
+                &format!("DELETE FROM run_files WHERE run_id IN ({expired})"),
+                [now],
+            )?;
             let n = execute(
                 &tx,
                 &format!("DELETE FROM runs WHERE id IN ({expired})"),
@@ -487,6 +548,15 @@ fn ensure_org(tx: &rusqlite::Transaction<'_>, name: &str, defaults: &Org) -> Res
         params![org.id, org.balance_micros, now_ms()],
     )?;
     Ok(org)
+}
+
+fn run_file_row(r: &Row<'_>) -> rusqlite::Result<RunFile> {
+    Ok(RunFile {
+        path: r.get(0)?,
+        size: r.get(1)?,
+        sha256: r.get(2)?,
+        content_type: r.get(3)?,
+    })
 }
 
 fn run_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {

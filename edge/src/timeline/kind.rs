@@ -20,7 +20,11 @@ pub enum EventKind {
     WebRequest,
     WebResponse,
     TimelineTruncated,
+    FileWritten,
+    FilesCollected,
+    FileContent,
     VmDestroyed,
+    SandboxEnded,
     RunSucceeded,
     RunFailed,
     RunTimedOut,
@@ -31,7 +35,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every kind, in the order a run's timeline shows them.
-    pub const ALL: [EventKind; 17] = [
+    pub const ALL: [EventKind; 21] = [
         EventKind::BudgetReserved,
         EventKind::VmReady,
         EventKind::WorkerStarted,
@@ -42,7 +46,11 @@ impl EventKind {
         EventKind::WebRequest,
         EventKind::WebResponse,
         EventKind::TimelineTruncated,
+        EventKind::FileWritten,
+        EventKind::FilesCollected,
+        EventKind::FileContent,
         EventKind::VmDestroyed,
+        EventKind::SandboxEnded,
         EventKind::RunSucceeded,
         EventKind::RunFailed,
         EventKind::RunTimedOut,
@@ -65,7 +73,11 @@ impl EventKind {
             EventKind::WebRequest => "web.request",
             EventKind::WebResponse => "web.response",
             EventKind::TimelineTruncated => "timeline.truncated",
+            EventKind::FileWritten => "file.written",
+            EventKind::FilesCollected => "files.collected",
+            EventKind::FileContent => "file.content",
             EventKind::VmDestroyed => "vm.destroyed",
+            EventKind::SandboxEnded => "sandbox.ended",
             EventKind::RunSucceeded => "run.succeeded",
             EventKind::RunFailed => "run.failed",
             EventKind::RunTimedOut => "run.timed_out",
@@ -92,16 +104,24 @@ impl EventKind {
         }
     }
 
-    /// A run's outcome (`run.succeeded`, `run.failed`, …).
+    /// A run's outcome (`run.succeeded`, `run.failed`, …) or a sandbox's
+    /// (`sandbox.ended`).
     pub fn is_outcome(self) -> bool {
         matches!(
             self,
-            EventKind::RunSucceeded
+            EventKind::SandboxEnded
+                | EventKind::RunSucceeded
                 | EventKind::RunFailed
                 | EventKind::RunTimedOut
                 | EventKind::RunBudgetExceeded
                 | EventKind::RunCancelled
         )
+    }
+
+    /// Travels on the live stream only, never stored, and weighs nothing
+    /// against the timeline's caps (its own cap is the outputs').
+    pub fn is_live_only(self) -> bool {
+        self == EventKind::FileContent
     }
 
     /// The last event of every timeline, whatever its outcome.
@@ -120,6 +140,7 @@ impl EventKind {
                 | EventKind::WorkerStarted
                 | EventKind::ModelCall
                 | EventKind::VmDestroyed
+                | EventKind::SandboxEnded
                 | EventKind::RunSucceeded
                 | EventKind::RunFailed
                 | EventKind::RunTimedOut

@@ -97,6 +97,9 @@ impl RunEvents {
     pub async fn emit(&self, kind: EventKind, mut fields: Value) {
         self.inner.scrubber.scrub_json(&mut fields);
         let mut tally = self.inner.tally.lock().await;
+        if kind.is_live_only() {
+            return self.append(&mut tally, kind, fields).await;
+        }
         let vital = kind.is_status_or_billing();
         let output = kind == EventKind::ShellOutput;
         if (tally.full && !vital) || (tally.output_full && output) {
@@ -145,7 +148,7 @@ impl RunEvents {
     /// record holds (stored once: `Event::with_output` puts it back).
     fn storable(&self, event: &Event) -> Option<Event> {
         let zdr = self.inner.zero_data_retention;
-        if zdr && !event.kind.is_status_or_billing() {
+        if event.kind.is_live_only() || (zdr && !event.kind.is_status_or_billing()) {
             return None;
         }
         let mut event = event.clone();

@@ -293,3 +293,60 @@ macro_rules! on_both_stores {
         )*
     };
 }
+
+/// POSTs a sandbox; `(status, body)`.
+pub async fn create_sandbox(base: &str, key: &str, body: &Value) -> (u16, Value) {
+    let response = client()
+        .post(format!("{base}/v1/sandboxes"))
+        .bearer_auth(key)
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// Runs `command` in sandbox `id`; `(status, body)`.
+pub async fn sandbox_command(base: &str, key: &str, id: &str, body: &Value) -> (u16, Value) {
+    let response = client()
+        .post(format!("{base}/v1/sandboxes/{id}/commands"))
+        .bearer_auth(key)
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// Waits until sandbox `id` has ended and its timeline is closed; the
+/// sandbox object.
+pub async fn wait_sandbox_ended(base: &str, key: &str, id: &str, within: Duration) -> Value {
+    let deadline = tokio::time::Instant::now() + within;
+    let client = client();
+    loop {
+        let (status, sbx) = get_json_with(&client, base, key, &format!("/v1/sandboxes/{id}")).await;
+        assert_eq!(status, 200, "{sbx}");
+        if sbx["status"] == "ended" {
+            return sbx;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "sandbox {id} did not end: {sbx}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The ledger's invariants over the whole store: every reservation
+/// settled or held, the balance moved by exactly what was charged.
+pub async fn assert_ledger_balanced(store: &dyn Store, start_balance_total: i64) {
+    let totals = store.ledger_totals().await.unwrap();
+    assert_eq!(totals.held_micros, 0, "{totals:?}");
+    assert_eq!(
+        totals.balance_micros + totals.charged_micros,
+        start_balance_total,
+        "{totals:?}"
+    );
+}
