@@ -378,6 +378,9 @@ exec </dev/console >/dev/console 2>&1
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t tmpfs tmpfs /tmp
+# The root is the unpacked initramfs, on a tmpfs capped at half the memory
+# by default: the command's own files (snapshots, disk images) need more.
+mount -o remount,size=90% / 2>/dev/null
 uptime_s() {{ read -r up _ </proc/uptime; echo "$up"; }}
 fail() {{ echo "{FAIL} $*"; poweroff -f; sleep 10; }}
 # The heartbeat (second serial port, a file on the host): proof that this

@@ -32,7 +32,7 @@ use crate::step;
 /// scientific python's files are over 500 MB, and a disk image of them is
 /// made inside) and the command's own guests. Untouched memory costs the
 /// host nothing.
-const MEMORY_MIB: u32 = 4096;
+const MEMORY_MIB: u32 = 6144;
 
 /// How many of the last console lines to show when the lab fails.
 const TAIL_LINES: usize = 40;
