@@ -15,7 +15,7 @@ use std::time::Instant;
 
 pub use meter::Meter;
 pub use script::ScriptExecutor;
-pub use shell_tool::{OutputTap, ShellResult, run_command};
+pub use shell_tool::{OutputTap, Runs, ShellResult, run_command};
 
 use crate::config::ModelConfig;
 use crate::run::{Permissions, RunError};

@@ -36,6 +36,15 @@ pub struct ShellResult {
 /// timeline: a sandbox command streamed to its caller.
 pub type OutputTap = mpsc::UnboundedSender<(Stream, String)>;
 
+/// How a command is run: where its output also goes, and whether its
+/// timeout is what was left of the sandbox's life (then hitting it is
+/// `sandbox_timeout`, not `command_timeout`).
+#[derive(Default)]
+pub struct Runs<'a> {
+    pub tap: Option<&'a OutputTap>,
+    pub timeout_is_the_sandboxs: bool,
+}
+
 impl RunContext {
     /// Runs `command` in the run's sandbox with at most `timeout`.
     pub async fn shell(&self, call_id: &str, command: &str, timeout: Duration) -> ShellResult {
@@ -51,19 +60,19 @@ impl RunContext {
             timeout,
             ..Command::default()
         };
-        run_command(sandbox, &self.events, call_id, command, None).await
+        run_command(sandbox, &self.events, call_id, command, Runs::default()).await
     }
 }
 
 /// Runs `command` in `sandbox` (none: the shell is off), its output
 /// streamed to `events` as it comes (`shell.command`, `shell.output`…,
-/// `shell.exit`) and to `tap` when there is one.
+/// `shell.exit`) and to the tap when there is one.
 pub async fn run_command(
     sandbox: Option<&dyn Sandbox>,
     events: &RunEvents,
     call_id: &str,
     command: Command,
-    tap: Option<&OutputTap>,
+    how: Runs<'_>,
 ) -> ShellResult {
     events
         .emit(
@@ -74,11 +83,11 @@ pub async fn run_command(
     let mut streamed = Streamed {
         events,
         call_id,
-        tap,
+        tap: how.tap,
         decoders: Default::default(),
         result: ShellResult::not_run(),
     };
-    let result = match sandbox {
+    let mut result = match sandbox {
         Some(sandbox) => streamed.run(sandbox, command).await,
         None => {
             let mut result = ShellResult::not_run();
@@ -87,6 +96,9 @@ pub async fn run_command(
             result
         }
     };
+    if how.timeout_is_the_sandboxs && result.limit.as_deref() == Some("command_timeout") {
+        result.limit = Some("sandbox_timeout".into());
+    }
     events
         .emit(
             EventKind::ShellExit,

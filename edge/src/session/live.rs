@@ -18,7 +18,7 @@ use serde_json::json;
 use tokio::sync::watch;
 use tracing::Instrument;
 
-use crate::executor::{Meter, OutputTap, ShellResult, run_command};
+use crate::executor::{Meter, OutputTap, Runs, ShellResult, run_command};
 use crate::pricing::{budget_lasts, compute_micros};
 use crate::run::{RunError, RunRecord, RunStatus, Usage};
 use crate::sandbox::{Command, Sandbox};
@@ -197,7 +197,7 @@ impl Session {
             Ok(sandbox) => Arc::<dyn Sandbox>::from(sandbox),
             Err(e) => {
                 tracing::warn!(sandbox_id = %self.id, error = %e, "sandbox did not start");
-                return self.end(EndReason::Failed, &e.to_string()).await;
+                return self.end(EndReason::Failed, &e.to_string(), None).await;
             }
         };
         let _ = self.ready_at.set(Instant::now());
@@ -260,13 +260,13 @@ impl Session {
         };
         let n = self.commands.fetch_add(1, Ordering::Relaxed) + 1;
         let call_id = format!("cmd_{n}");
-        let mut result = run_command(Some(&*sandbox), &self.events, &call_id, command, tap).await;
-        // A command cut to what was left of the sandbox's life ran out of
+        // A command cut to what was left of the sandbox's life runs out of
         // that, not of its own timeout.
-        if cut && result.limit.as_deref() == Some("command_timeout") {
-            result.limit = Some("sandbox_timeout".into());
-        }
-        Ok(result)
+        let how = Runs {
+            tap,
+            timeout_is_the_sandboxs: cut,
+        };
+        Ok(run_command(Some(&*sandbox), &self.events, &call_id, command, how).await)
     }
 
     /// The sandbox, once started; an error once it is ending.
@@ -338,7 +338,7 @@ impl Session {
             self.state.send_replace(State::Ending(reason));
             let _ = tokio::time::timeout(LAST_COMMAND_GRACE, self.turn.lock()).await;
         }
-        self.end(reason, &message).await;
+        self.end(reason, &message, Some(sandbox)).await;
     }
 
     fn deadline_message(&self, reason: EndReason) -> String {
@@ -396,11 +396,11 @@ impl Session {
         }
     }
 
-    /// Ends the session once: the sandbox destroyed, compute billed, the
-    /// record settled, the last events written.
-    async fn end(&self, reason: EndReason, message: &str) {
-        let previous = self.state.send_replace(State::Ending(reason));
-        if let State::Ready(sandbox) = previous {
+    /// Ends the session once: the sandbox (if it came up) destroyed,
+    /// compute billed, the record settled, the last events written.
+    async fn end(&self, reason: EndReason, message: &str, sandbox: Option<Arc<dyn Sandbox>>) {
+        self.state.send_replace(State::Ending(reason));
+        if let Some(sandbox) = sandbox {
             sandbox.destroy().await;
             let lifetime = self.ready_at.get().map_or(Duration::ZERO, Instant::elapsed);
             let destroyed = json!({"lifetime_ms": lifetime.as_millis() as u64});
