@@ -72,7 +72,13 @@ impl Sandbox {
             true => path.to_string(),
             false => format!("{}/{path}", self.scratch_dir()),
         };
-        let full = full.trim_end_matches('/').to_string();
+        // `.` and doubled or trailing slashes name the same place: one
+        // spelling of each path.
+        let parts: Vec<&str> = full
+            .split('/')
+            .filter(|part| !part.is_empty() && *part != ".")
+            .collect();
+        let full = format!("/{}", parts.join("/"));
         let under_tmp = full == "/tmp" || full.starts_with("/tmp/");
         if !under_tmp {
             return Err(bad());
