@@ -4,7 +4,9 @@
 #   mcp/run-tests.sh [PYTEST_ARGS...]
 #       against the real binary: EPHEMERAL_BIN (the `ephemeral` binary; its
 #       `mcp` subcommand is the stdio server) and, for the HTTP tests,
-#       EPHEMERAL_URL + EPHEMERAL_API_KEY (a running `ephemeral serve`).
+#       EPHEMERAL_URL + EPHEMERAL_API_KEY (a running `ephemeral serve`);
+#       without EPHEMERAL_URL, starts `$EPHEMERAL_BIN serve` itself (SQLite
+#       in a temporary folder) with a key of its own.
 #   mcp/run-tests.sh --fake [PYTEST_ARGS...]
 #       against examples/fake_server (the crate's fake sandboxes), which it
 #       builds and, for HTTP, starts on 127.0.0.1: proves the protocol
@@ -69,7 +71,23 @@ if [[ "${1:-}" == "--fake" ]]; then
 fi
 
 [[ -n "${EPHEMERAL_BIN:-}" ]] || { say "set EPHEMERAL_BIN (the ephemeral binary), or pass --fake"; exit 2; }
-[[ -n "${EPHEMERAL_URL:-}" ]] || say "EPHEMERAL_URL is not set: the HTTP tests will be skipped"
+if [[ -z "${EPHEMERAL_URL:-}" ]]; then
+    data="$(mktemp -d)"
+    log="$data/serve.log"
+    export EPHEMERAL_API_KEY="$("$EPHEMERAL_BIN" keys create --org mcp-tests --data "$data")"
+    "$EPHEMERAL_BIN" serve --listen 127.0.0.1:0 --data "$data" --isolation "${EPHEMERAL_MCP_ISOLATION:-wasm}" > "$log" 2>&1 &
+    server_pid=$!
+    url=""
+    for _ in $(seq 300); do
+        url="$(sed -n 's/^ephemeral: listening on //p' "$log" | head -n 1)"
+        [[ -n "$url" ]] && break
+        kill -0 "$server_pid" 2>/dev/null || { cat "$log" >&2; say "the server died"; exit 1; }
+        sleep 0.1
+    done
+    [[ -n "$url" ]] || { cat "$log" >&2; say "the server did not start"; exit 1; }
+    export EPHEMERAL_URL="$url"
+    say "ephemeral serve at $EPHEMERAL_URL"
+fi
 
 # 3. The tests.
 cd "$here/tests/python"
@@ -77,6 +95,6 @@ status=0
 PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" -m pytest -p no:cacheprovider -v "$@" test_mcp_client.py || status=$?
 if [[ -n "$server_pid" ]]; then
     sleep 0.3
-    say "the fake server's last word: $(tail -n 1 "$log")"
+    say "the server's last word: $(tail -n 1 "$log")"
 fi
 exit "$status"
