@@ -233,3 +233,54 @@ async fn zero_data_retention_sends_files_on_the_live_stream_only(backend: Backen
     );
     server.stop().await;
 }
+
+/// `ephemeral run request.json --download DIR` saves what the run's
+/// `outputs` collected, byte for byte, relative paths as they are and
+/// `/tmp/…` under DIR/tmp; under zero data retention from the live stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_downloads_a_runs_files() {
+    let server = TestServer::start(Backend::Sqlite).await;
+    let key = server.org("acme", BALANCE).await;
+    for zdr in [false, true] {
+        let work = tempfile::tempdir().unwrap();
+        let mut body = run_with_outputs(
+            "mkdir -p out\necho chart > out/chart.txt\necho extra > /tmp/extra.md",
+            json!(["out/*", "/tmp/extra.md"]),
+        );
+        body["zero_data_retention"] = json!(zdr);
+        let request = work.path().join("request.json");
+        std::fs::write(&request, body.to_string()).unwrap();
+        let into = work.path().join("files");
+        let (base, key) = (server.base.clone(), key.clone());
+        let (request, into_dir) = (request.clone(), into.clone());
+        let out = tokio::task::spawn_blocking(move || {
+            std::process::Command::new(support::binary())
+                .arg("run")
+                .arg(&request)
+                .arg("--download")
+                .arg(&into_dir)
+                .env("EPHEMERAL_URL", &base)
+                .env("EPHEMERAL_API_KEY", &key)
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains("saved 2 files"), "{stdout}");
+        assert_eq!(
+            std::fs::read_to_string(into.join("out/chart.txt")).unwrap(),
+            "chart\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(into.join("tmp/extra.md")).unwrap(),
+            "extra\n"
+        );
+    }
+    server.stop().await;
+}
