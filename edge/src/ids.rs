@@ -40,6 +40,19 @@ impl RecordKind {
     }
 }
 
+/// `smp_` + 24 lowercase hex digits: a published sample.
+pub fn new_sample_id() -> String {
+    format!("smp_{}", random_hex(12))
+}
+
+pub fn is_sample_id(s: &str) -> bool {
+    s.len() == 28
+        && s.starts_with("smp_")
+        && s[4..]
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 pub fn new_org_id() -> String {
     format!("org_{}", random_hex(12))
 }

@@ -39,6 +39,7 @@ pub(crate) mod ratelimit;
 pub(crate) mod recovery;
 pub(crate) mod retention;
 pub mod run;
+pub mod samples;
 pub(crate) mod sandbox;
 pub mod server;
 pub mod session;

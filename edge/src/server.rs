@@ -26,7 +26,7 @@ use crate::ratelimit::RateLimiter;
 use crate::sandbox::{Choice, ChooseError, choose};
 use crate::store::StoreError;
 use crate::timeline::Hub;
-use crate::{api, recovery, retention};
+use crate::{api, mcp, recovery, retention};
 
 /// Time runs get to settle after being cancelled at the end of the grace period.
 const CANCEL_SETTLE: Duration = Duration::from_secs(10);
@@ -143,7 +143,7 @@ impl Server {
             let _ = stop_tx.send(true);
         };
         let mut stop = stop_rx.clone();
-        let app = api::router(edge.clone());
+        let app = api::router(edge.clone()).merge(mcp_router(&edge));
         let limits = &edge.config.limits;
         let limits = ConnectionLimits {
             total: limits.connections,
@@ -198,4 +198,13 @@ pub async fn shutdown_signal() {
         _ = ctrl_c => {},
         _ = term => {},
     }
+}
+
+/// `/mcp`: MCP sessions over streamable HTTP, each on a sandbox session of
+/// the key's organisation.
+fn mcp_router(edge: &Arc<Edge>) -> axum::Router {
+    let about = mcp::about(&edge.runtime, edge.isolation().timeline_name());
+    let factory = Arc::new(mcp::Hosted { edge: edge.clone() });
+    let idle = std::time::Duration::from_secs(edge.config.mcp.idle_timeout_seconds.max(1));
+    ephemeral_mcp::http_router(factory, about, idle)
 }

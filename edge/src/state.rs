@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use ephemeral_runtime::Runtime;
 
-use crate::broker::Broker;
-use crate::config::Config;
+use crate::broker::{Broker, Scrubber};
+use crate::config::{Config, PricesConfig};
 use crate::in_flight::InFlight;
 use crate::isolation::Isolation;
 use crate::metrics::Metrics;
 use crate::ratelimit::RateLimiter;
 use crate::sandbox::SandboxSource;
-use crate::session::Sessions;
+use crate::session::{self, Sessions};
 use crate::store::Store;
 use crate::timeline::Hub;
 
@@ -43,5 +43,39 @@ impl Edge {
     /// The isolation every sandbox of this node has.
     pub fn isolation(&self) -> Isolation {
         self.sandboxes.isolation()
+    }
+}
+
+impl session::Node for Edge {
+    fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    fn hub(&self) -> &Hub {
+        &self.hub
+    }
+
+    fn scrubber(&self) -> Arc<Scrubber> {
+        self.broker.scrubber()
+    }
+
+    fn sandboxes(&self) -> &dyn SandboxSource {
+        self.sandboxes.as_ref()
+    }
+
+    fn in_flight(&self) -> &InFlight {
+        &self.in_flight
+    }
+
+    fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    fn prices(&self) -> &PricesConfig {
+        &self.config.prices
+    }
+
+    fn sessions(&self) -> &Sessions {
+        &self.sessions
     }
 }

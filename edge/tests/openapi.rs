@@ -42,6 +42,9 @@ async fn the_document_describes_the_server() {
     )
     .await;
     let sbx_id = sbx["id"].as_str().unwrap().to_string();
+    let sample = ephemeral_edge::samples::publish(server.edge.store.as_ref(), &id, None)
+        .await
+        .unwrap();
 
     // Every documented operation answers something other than 404/405 on
     // its own path with its own method: writes first, deletes last, so a
@@ -67,6 +70,8 @@ async fn the_document_describes_the_server() {
     for (path, method, operation) in operations {
         let id = if path.starts_with("/v1/sandboxes") {
             &sbx_id
+        } else if path.starts_with("/v1/samples") {
+            &sample.id
         } else {
             &id
         };

@@ -84,6 +84,7 @@ fn new_run(org_id: &str, reserved: i64, key: Option<&str>) -> NewRun {
         }),
         max_in_flight: 100,
         first_event: None,
+        request: None,
     }
 }
 

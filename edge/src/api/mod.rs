@@ -6,12 +6,14 @@
 mod admission;
 mod auth;
 mod catalogue;
+mod console;
 mod openapi;
 mod paging;
 mod problem;
 mod request;
 mod runs;
 mod runtime_info;
+mod samples;
 mod sandboxes;
 mod timeline_stream;
 
@@ -31,15 +33,24 @@ pub use request::MAX_BODY_BYTES;
 use crate::state::Edge;
 
 pub(crate) fn router(edge: Arc<Edge>) -> Router {
-    let mcp = mcp_router(&edge);
     Router::new()
         .route("/v1/runs", post(runs::create).get(runs::list))
         .route("/v1/runs/{id}", get(runs::get_one))
         .route("/v1/runs/{id}/events", get(runs::events))
         .route("/v1/runs/{id}/cancel", post(runs::cancel))
+        .route("/v1/runs/{id}/request", get(runs::request))
         .route("/v1/runs/{id}/files", get(runs::files))
         .route("/v1/runs/{id}/files/{*path}", get(runs::file))
         .route("/v1/models", get(catalogue::models))
+        .route("/v1/samples", get(samples::list))
+        .route("/v1/samples/{id}", get(samples::get_one))
+        .route("/", get(console::page))
+        .route("/runs", get(console::page))
+        .route("/runs/{id}", get(console::page))
+        .route("/playground", get(console::page))
+        .route("/samples", get(console::page))
+        .route("/samples/{id}", get(console::page))
+        .route("/assets/{*file}", get(console::asset))
         .route(
             "/v1/sandboxes",
             post(sandboxes::create).get(sandboxes::list),
@@ -70,16 +81,6 @@ pub(crate) fn router(edge: Arc<Edge>) -> Router {
         // answer to an oversized one is a problem, not a bare 413.
         .layer(DefaultBodyLimit::disable())
         .with_state(edge)
-        .merge(mcp)
-}
-
-/// `/mcp`: MCP sessions over streamable HTTP, each on a sandbox session of
-/// the key's organisation.
-fn mcp_router(edge: &Arc<Edge>) -> Router {
-    let about = crate::mcp::about(&edge.runtime, edge.isolation().timeline_name());
-    let factory = Arc::new(crate::mcp::Hosted { edge: edge.clone() });
-    let idle = std::time::Duration::from_secs(edge.config.mcp.idle_timeout_seconds.max(1));
-    ephemeral_mcp::http_router(factory, about, idle)
 }
 
 async fn health(State(edge): State<Arc<Edge>>) -> Response {

@@ -404,3 +404,35 @@ fn file_response(path: &str, content_type: &str, sha256: &str, bytes: Vec<u8>) -
     }
     response
 }
+
+/// `GET /v1/runs/{id}/request`: the body the run was created with ("the
+/// exact request", "Open in playground"); 404 under zero data retention,
+/// where it was not kept.
+pub(crate) async fn request(
+    State(edge): State<Arc<Edge>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let result = async {
+        let org = organisation(&edge, &headers).await?;
+        let run = owned_run(&edge, &org, &id).await?;
+        let body = edge
+            .store
+            .run_request(&run.id)
+            .await
+            .map_err(|e| Problem::internal(&e))?
+            .ok_or_else(|| {
+                Problem::new(
+                    "not-found",
+                    "the run's request was not kept (zero data retention)",
+                )
+            })?;
+        let request: serde_json::Value =
+            serde_json::from_str(&body).map_err(|e| Problem::internal(&e))?;
+        Ok::<_, Problem>(
+            axum::Json(serde_json::json!({"object": "run_request", "request": request}))
+                .into_response(),
+        )
+    };
+    result.await.unwrap_or_else(IntoResponse::into_response)
+}

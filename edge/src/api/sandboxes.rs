@@ -24,14 +24,12 @@ use super::request::{Rules, check_path, parse_object, validate_sandbox};
 use super::timeline_stream;
 use crate::executor::ShellResult;
 use crate::ids::{RecordKind, is_sandbox_id};
+use crate::lifecycle::sandbox::{self as sandbox_admission, SandboxAsked, SessionAdmission};
 use crate::lifecycle::{self, Refusal};
 use crate::pricing;
 use crate::run::RunRecord;
 use crate::sandbox::{WireFileInfo, WireFileKind};
-use crate::session::{
-    self, CommandRequest, EndReason, SandboxAsked, Session, SessionAdmission, SessionError,
-    sandbox_json,
-};
+use crate::session::{CommandRequest, EndReason, Session, SessionError, sandbox_json};
 use crate::state::Edge;
 use crate::store::Org;
 use crate::timestamp::rfc3339;
@@ -92,7 +90,7 @@ async fn create_sandbox(edge: &Arc<Edge>, headers: &HeaderMap, body: Body) -> An
         body: &object,
         idempotency_key,
     };
-    let admission = session::admit(edge, asked)
+    let admission = sandbox_admission::admit(edge, asked)
         .await
         .map_err(|e| Problem::internal(&e))?;
     match admission {

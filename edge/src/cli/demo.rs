@@ -1,7 +1,9 @@
 //! `ephemeral demo [--json]`: starts a server in-process on embedded
 //! defaults (a temporary data folder, a demo organisation with a balance),
 //! sends the SEED.md request with an Idempotency-Key over HTTP, and shows
-//! its live timeline in the page's lanes.
+//! its live timeline in the page's lanes; then publishes the run as a
+//! sample and prints the console's pages for it (`--keep` keeps the server
+//! up so a person can open them).
 //!
 //! With no provider configured the run uses `scripted/seed`, the built-in
 //! deterministic model (no LLM): it issues the tool calls a capable model
@@ -39,18 +41,25 @@ pub struct DemoArgs {
     /// Print the raw events, one JSON object per line.
     #[arg(long)]
     json: bool,
+    /// Keep the server up after the run (until Ctrl-C), to open its pages.
+    #[arg(long)]
+    keep: bool,
+    /// Address to serve on (a free port of 127.0.0.1 by default).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    listen: std::net::SocketAddr,
 }
 
 pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    rt.block_on(serve_and_follow(args.json))
+    rt.block_on(serve_and_follow(args))
 }
 
-async fn serve_and_follow(json: bool) -> anyhow::Result<ExitCode> {
+async fn serve_and_follow(args: DemoArgs) -> anyhow::Result<ExitCode> {
+    let json = args.json;
     let data = tempfile::tempdir().context("cannot create a temporary data folder")?;
     let real_model = std::env::var(MODEL_URL_ENV).is_ok();
     let config = Config {
-        listen: "127.0.0.1:0".parse()?,
+        listen: args.listen,
         data_dir: data.path().to_path_buf(),
         default_model: if real_model {
             "openai/gpt-6-luna"
@@ -85,19 +94,55 @@ async fn serve_and_follow(json: bool) -> anyhow::Result<ExitCode> {
         say(&model_line(real_model));
     }
     let follow = Follow {
-        base,
-        key,
+        base: base.clone(),
+        key: key.clone(),
         json,
         connect_timeout: std::time::Duration::from_secs(5),
     };
-    let succeeded = follow_run(&follow, SEED_REQUEST.to_string()).await;
+    let followed = follow_run(&follow, SEED_REQUEST.to_string()).await;
+    if let Ok(run) = &followed
+        && !json
+    {
+        show_pages(&edge, &base, &run.run_id, &key, args.keep).await;
+    }
+    if args.keep && followed.is_ok() {
+        say("serving until Ctrl-C");
+        crate::server::shutdown_signal().await;
+    }
     let _ = stop.send(());
     let _ = serving.await;
-    Ok(if succeeded?.succeeded {
+    Ok(if followed?.succeeded {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Publishes the run as a sample and says where its pages are.
+async fn show_pages(edge: &crate::state::Edge, base: &str, run_id: &str, key: &str, keep: bool) {
+    match crate::samples::publish(
+        edge.store.as_ref(),
+        run_id,
+        Some("The seed run: a sandbox test"),
+    )
+    .await
+    {
+        Ok(sample) => say(&format!(
+            "sample (anyone can open it): {base}/samples/{}",
+            sample.id
+        )),
+        Err(e) => say(&format!("the run was not published as a sample: {e}")),
+    }
+    say(&format!("run page: {base}/runs/{run_id}"));
+    if keep {
+        // A demo organisation in a temporary folder: its key opens the
+        // run page, and goes with the folder.
+        say(&format!(
+            "member key of the demo organisation (to sign in): {key}"
+        ));
+    } else {
+        say("(--keep keeps the server up to open them)");
+    }
 }
 
 fn model_line(real_model: bool) -> String {

@@ -8,6 +8,7 @@ mod exec;
 mod keys;
 mod mcp;
 mod run;
+mod samples;
 mod serve;
 mod timeline_view;
 
@@ -49,6 +50,9 @@ enum Command {
     /// Organisations' balances and rules.
     #[command(subcommand)]
     Orgs(keys::OrgsCommand),
+    /// Published samples: finished runs anyone can open at /samples/{id}.
+    #[command(subcommand)]
+    Samples(samples::SamplesCommand),
     /// (internal) A run's worker process, started by the server in its jail.
     #[command(hide = true)]
     Worker {
@@ -95,6 +99,7 @@ pub fn main() -> ExitCode {
         Command::Mcp(args) => mcp::run(args),
         Command::Keys(command) => keys::keys(command),
         Command::Orgs(command) => keys::orgs(command),
+        Command::Samples(command) => samples::run(command),
         Command::Worker { args } => worker(&args),
     };
     match result {

@@ -14,10 +14,9 @@ use serde_json::Map;
 
 use super::{command_output, failure, file_entry};
 use crate::api::organisation_of_key;
+use crate::lifecycle::sandbox::{self as sandbox_admission, SandboxAsked, SessionAdmission};
 use crate::lifecycle::{Refusal, within_rate};
-use crate::session::{
-    self, CommandRequest, EndReason, SandboxAsked, SandboxRequest, Session, SessionAdmission,
-};
+use crate::session::{CommandRequest, EndReason, SandboxRequest, Session};
 use crate::state::Edge;
 
 /// The largest file `read_file` reads whole.
@@ -57,7 +56,10 @@ impl SandboxFactory for Hosted {
                 body: &body,
                 idempotency_key: None,
             };
-            match session::admit(&self.edge, asked).await.map_err(failure)? {
+            match sandbox_admission::admit(&self.edge, asked)
+                .await
+                .map_err(failure)?
+            {
                 SessionAdmission::Admitted(session) => Ok(Box::new(HostedSandbox {
                     session,
                     stall: Duration::from_secs(30),

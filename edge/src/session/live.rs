@@ -22,9 +22,10 @@ use crate::executor::{Meter, OutputTap, Runs, ShellResult, run_command};
 use crate::pricing::{budget_lasts, compute_micros};
 use crate::run::{RunError, RunRecord, RunStatus, Usage};
 use crate::sandbox::{Command, Sandbox};
-use crate::state::Edge;
 use crate::store::Finish;
 use crate::timeline::{Event, EventKind, RunEvents, Timeline, destroyed_data};
+
+use super::Node;
 use crate::timestamp::now_ms;
 
 /// How often compute is persisted: a crash loses at most this much of it.
@@ -112,7 +113,7 @@ enum State {
 pub struct Session {
     pub id: String,
     pub org_id: String,
-    pub(super) edge: Arc<Edge>,
+    pub(super) node: Arc<dyn Node>,
     record: RunRecord,
     pub(super) events: RunEvents,
     meter: Meter,
@@ -150,8 +151,8 @@ impl Drop for Active<'_> {
 impl Session {
     /// A session for a record just created; `first` is its stored first
     /// event (`budget.reserved`).
-    pub(super) fn open(edge: Arc<Edge>, record: RunRecord, first: Event) -> Arc<Session> {
-        let live = edge.hub.open(&record.id);
+    pub(crate) fn open(node: Arc<dyn Node>, record: RunRecord, first: Event) -> Arc<Session> {
+        let live = node.hub().open(&record.id);
         live.push(first);
         let timeline = Timeline {
             run_id: &record.id,
@@ -159,7 +160,7 @@ impl Session {
             zero_data_retention: record.permissions.zero_data_retention,
             next_seq: 2,
         };
-        let events = RunEvents::new(timeline, edge.store.clone(), live, edge.broker.scrubber());
+        let events = RunEvents::new(timeline, node.store().clone(), live, node.scrubber());
         let lifetime = Duration::from_secs(record.permissions.timeout_seconds);
         let limits = Limits {
             // The worker's own bound, a little past ours: the session
@@ -182,18 +183,18 @@ impl Session {
             ready_at: OnceLock::new(),
             commands: AtomicU64::new(0),
             record,
-            edge,
+            node,
         })
     }
 
     /// Starts the sandbox with `files` and its supervisor; on failure the
     /// session is ended `failed` (and settled) before this returns.
-    pub(super) async fn start(self: Arc<Self>, files: Vec<(String, Vec<u8>)>) {
-        let edge = &self.edge;
-        let cancel = edge.in_flight.register(&self.id);
-        edge.metrics.run_started();
+    pub(crate) async fn start(self: Arc<Self>, files: Vec<(String, Vec<u8>)>) {
+        let node = &self.node;
+        let cancel = node.in_flight().register(&self.id);
+        node.metrics().run_started();
         let started = Instant::now();
-        let sandbox = match edge.sandboxes.start(self.limits, files).await {
+        let sandbox = match node.sandboxes().start(self.limits, files).await {
             Ok(sandbox) => Arc::<dyn Sandbox>::from(sandbox),
             Err(e) => {
                 tracing::warn!(sandbox_id = %self.id, error = %e, "sandbox did not start");
@@ -201,8 +202,8 @@ impl Session {
             }
         };
         let _ = self.ready_at.set(Instant::now());
-        let isolation = edge.isolation().timeline_name();
-        if let Err(e) = edge.store.start_run(&self.id, isolation, now_ms()).await {
+        let isolation = node.sandboxes().isolation().timeline_name();
+        if let Err(e) = node.store().start_run(&self.id, isolation, now_ms()).await {
             tracing::error!(sandbox_id = %self.id, error = %e, "cannot mark the sandbox started");
         }
         let ready_ms = started.elapsed().as_millis() as u64;
@@ -234,7 +235,7 @@ impl Session {
     /// Compute metered so far, for the sandbox object.
     pub fn compute_so_far(&self) -> i64 {
         match self.ready_at.get() {
-            Some(at) => compute_micros(&self.edge.config.prices, at.elapsed()),
+            Some(at) => compute_micros(self.node.prices(), at.elapsed()),
             None => 0,
         }
     }
@@ -303,7 +304,7 @@ impl Session {
     fn deadline(&self) -> (Instant, EndReason) {
         let lifetime = self.created + Duration::from_secs(self.record.permissions.timeout_seconds);
         let ready = self.ready_at.get().copied().unwrap_or(self.created);
-        let budget = budget_lasts(&self.edge.config.prices, self.record.reserved_micros)
+        let budget = budget_lasts(self.node.prices(), self.record.reserved_micros)
             .map_or(ready, |lasts| ready.checked_add(lasts).unwrap_or(lifetime));
         if budget < lifetime {
             (budget, EndReason::BudgetExceeded)
@@ -386,8 +387,8 @@ impl Session {
             self.meter.set_compute(self.compute_so_far());
             let (usage, metered) = self.meter.snapshot();
             if let Err(e) = self
-                .edge
-                .store
+                .node
+                .store()
                 .record_usage(&self.id, &usage, &metered)
                 .await
             {
@@ -416,7 +417,7 @@ impl Session {
             usage,
             metered,
         };
-        match self.edge.store.finish_run(&self.id, &finish).await {
+        match self.node.store().finish_run(&self.id, &finish).await {
             Ok(Some(settlement)) => {
                 let ended = json!({"end_reason": reason.name()});
                 self.events.emit(EventKind::SandboxEnded, ended).await;
@@ -432,13 +433,13 @@ impl Session {
                 tracing::error!(sandbox_id = %self.id, error = %e, "cannot settle the sandbox")
             }
         }
-        self.edge
-            .metrics
+        let node = &self.node;
+        node.metrics()
             .run_ended(reason.status(), self.created.elapsed());
-        self.edge.hub.close(&self.id);
-        self.edge.sessions.remove(&self.id);
-        self.edge.in_flight.forget(&self.id);
-        self.edge.metrics.run_forgotten();
+        node.hub().close(&self.id);
+        node.sessions().remove(&self.id);
+        node.in_flight().forget(&self.id);
+        node.metrics().run_forgotten();
         self.state.send_replace(State::Ended(reason));
     }
 }

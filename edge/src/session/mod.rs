@@ -1,12 +1,8 @@
 //! Sandboxes their callers drive (API.md, "Sandboxes"): the door for
 //! agents that bring their own loop.
 //!
-//! [`admit`] takes a sandbox as `lifecycle` takes a run — one store
-//! transaction checks the idempotency claim and the organisation's runs
-//! in flight (runs and sandboxes share the limit), reserves the budget
-//! and stores the record (`sbx_…` in the runs table) with its first
-//! event — then starts the sandbox and answers once it is up. From then
-//! on the [`Session`] (`live.rs`) holds it: commands and file operations
+//! `lifecycle::sandbox` admits a sandbox as a run is admitted, then hands
+//! it to a [`Session`] (`live.rs`), which holds it: commands and file operations
 //! one at a time, in order, until it ends — deleted, its lifetime or
 //! idle timeout, its budget (before the cap is crossed), or its failure —
 //! and is settled once, exactly as a run is. `files.rs` streams files in
@@ -18,19 +14,20 @@ mod live;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 pub use files::WrittenFile;
 pub use live::{CommandRequest, EndReason, Session, SessionError};
 
-use crate::ids::new_sandbox_id;
-use crate::lifecycle::{Refusal, idempotency_claim};
-use crate::retention::expires_at;
-use crate::run::{Permissions, RunRecord, RunStatus, Usage};
-use crate::state::Edge;
-use crate::store::{Created, NewRun, Org, StoreError};
-use crate::timeline::{Event, EventKind};
-use crate::timestamp::{now_ms, rfc3339};
+use crate::broker::Scrubber;
+use crate::config::PricesConfig;
+use crate::in_flight::InFlight;
+use crate::metrics::Metrics;
+use crate::run::RunRecord;
+use crate::sandbox::SandboxSource;
+use crate::store::Store;
+use crate::timeline::Hub;
+use crate::timestamp::rfc3339;
 
 /// What `POST /v1/sandboxes` asked for, checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +39,21 @@ pub struct SandboxRequest {
     pub files: Vec<(String, Vec<u8>)>,
     pub zero_data_retention: bool,
     pub metadata: BTreeMap<String, String>,
+}
+
+/// What a session needs of the node that holds it (`state::Edge` is
+/// one): named here, so that sessions sit below the node's state, which
+/// holds them, rather than in a circle with it.
+pub trait Node: Send + Sync {
+    fn store(&self) -> &Arc<dyn Store>;
+    /// Live timelines.
+    fn hub(&self) -> &Hub;
+    fn scrubber(&self) -> Arc<Scrubber>;
+    fn sandboxes(&self) -> &dyn SandboxSource;
+    fn in_flight(&self) -> &InFlight;
+    fn metrics(&self) -> &Metrics;
+    fn prices(&self) -> &PricesConfig;
+    fn sessions(&self) -> &Sessions;
 }
 
 /// The sandboxes this node holds, by id.
@@ -63,7 +75,7 @@ impl Sessions {
         self.len() == 0
     }
 
-    fn insert(&self, session: Arc<Session>) {
+    pub(crate) fn insert(&self, session: Arc<Session>) {
         self.lock().insert(session.id.clone(), session);
     }
 
@@ -73,111 +85,6 @@ impl Sessions {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Session>>> {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-/// A sandbox request as admission takes it.
-pub struct SandboxAsked<'a> {
-    pub org: &'a Org,
-    pub request: SandboxRequest,
-    /// The body as parsed: what an `Idempotency-Key` is bound to.
-    pub body: &'a Map<String, Value>,
-    pub idempotency_key: Option<String>,
-}
-
-/// What admission gave.
-pub enum SessionAdmission {
-    /// A new sandbox: up, or ended `failed` if it could not start.
-    Admitted(Arc<Session>),
-    /// The key was used before with the same request: that sandbox.
-    Replayed {
-        id: String,
-    },
-    Refused(Refusal),
-}
-
-/// Takes a sandbox: its record and reservation in one transaction, then
-/// its start, awaited.
-pub async fn admit(
-    edge: &Arc<Edge>,
-    asked: SandboxAsked<'_>,
-) -> Result<SessionAdmission, StoreError> {
-    let SandboxAsked {
-        org,
-        request,
-        body,
-        idempotency_key,
-    } = asked;
-    let record = new_record(edge, org, &request);
-    // A replay answers with the sandbox as it is then, not as it was.
-    let claim = idempotency_key.map(|key| idempotency_claim(key, body, String::new()));
-    let first = Event::new(
-        1,
-        EventKind::BudgetReserved,
-        record.created_at,
-        json!({"reserved_micros": record.reserved_micros}),
-    );
-    let new = NewRun {
-        record: record.clone(),
-        idempotency: claim,
-        max_in_flight: i64::from(edge.config.limits.concurrent_runs),
-        first_event: Some(first.to_stored()),
-    };
-    Ok(match edge.store.create_run(&new).await? {
-        Created::Created => {
-            tracing::info!(sandbox_id = %record.id, org = %org.id, "sandbox created");
-            let session = Session::open(edge.clone(), record, first);
-            edge.sessions.insert(session.clone());
-            session.clone().start(request.files).await;
-            SessionAdmission::Admitted(session)
-        }
-        Created::Replayed { run_id, .. } => SessionAdmission::Replayed { id: run_id },
-        Created::KeyReused => SessionAdmission::Refused(Refusal::KeyReused),
-        Created::InsufficientFunds { available } => {
-            SessionAdmission::Refused(Refusal::InsufficientFunds {
-                asked: request.max_cost_micros,
-                available,
-            })
-        }
-        Created::TooManyInFlight => SessionAdmission::Refused(Refusal::TooManyInFlight {
-            limit: edge.config.limits.concurrent_runs,
-        }),
-    })
-}
-
-fn new_record(edge: &Edge, org: &Org, request: &SandboxRequest) -> RunRecord {
-    let created_at = now_ms();
-    let zdr = request.zero_data_retention || org.zero_data_retention;
-    RunRecord {
-        id: new_sandbox_id(),
-        org_id: org.id.clone(),
-        status: RunStatus::Queued,
-        created_at,
-        started_at: None,
-        ended_at: None,
-        expires_at: expires_at(created_at, edge.config.retention.days),
-        model: String::new(),
-        isolation: None,
-        permissions: Permissions {
-            shell: true,
-            web: false,
-            connections: Vec::new(),
-            files: request.files.iter().map(|(p, _)| p.clone()).collect(),
-            timeout_seconds: request.timeout_seconds,
-            max_cost_micros: request.max_cost_micros,
-            zero_data_retention: zdr,
-            idle_timeout_seconds: Some(request.idle_timeout_seconds),
-            outputs: Vec::new(),
-        },
-        usage: Usage::default(),
-        reserved_micros: request.max_cost_micros,
-        metered: Default::default(),
-        settlement: None,
-        output: None,
-        error: None,
-        metadata: request.metadata.clone(),
-        prompt: None,
-        node_id: edge.node_id.clone(),
     }
 }
 

@@ -88,6 +88,9 @@ pub struct NewRun {
     /// transaction: a run that was answered 201 always has it, even if the
     /// server dies right after (finding D4).
     pub first_event: Option<StoredEvent>,
+    /// The request body as sent (JSON), kept with the run: `None` under
+    /// zero data retention.
+    pub request: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,6 +138,22 @@ pub struct RunFile {
     /// Lowercase hex.
     pub sha256: String,
     pub content_type: String,
+}
+
+/// A finished run an operator published: readable by anyone, as it was
+/// when published.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sample {
+    /// `smp_` + 24 hex digits.
+    pub id: String,
+    pub run_id: String,
+    pub org_id: String,
+    pub title: String,
+    pub published_at: i64,
+    /// The request body (JSON text).
+    pub request: String,
+    /// The run object with its timeline (JSON text).
+    pub run: String,
 }
 
 /// Sums over all organisations, for `/metrics` and the conservation tests.
@@ -215,6 +234,14 @@ pub trait Store: Send + Sync {
     /// idempotency records older than `idempotency_before`.
     async fn purge(&self, now: i64, idempotency_before: i64) -> Result<u64>;
     async fn ledger_totals(&self) -> Result<LedgerTotals>;
+    /// The request body a run was created with, if it was kept.
+    async fn run_request(&self, run_id: &str) -> Result<Option<String>>;
+    async fn publish_sample(&self, sample: &Sample) -> Result<()>;
+    /// Removes the sample `id` (or every sample of run `id`); how many.
+    async fn unpublish_sample(&self, id: &str) -> Result<u64>;
+    /// Every sample, newest first, without its request and run.
+    async fn samples(&self) -> Result<Vec<Sample>>;
+    async fn sample(&self, id: &str) -> Result<Option<Sample>>;
     async fn status_counts(&self) -> Result<BTreeMap<String, i64>>;
 }
 

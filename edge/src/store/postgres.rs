@@ -30,7 +30,7 @@ use super::schema::{IN_FLIGHT, MIGRATIONS, RUN_COLUMNS};
 use super::transactions::{self, Entry, LedgerTx};
 use super::{
     Created, Finish, IdempotencyClaim, LedgerTotals, NewRun, Org, OrgUpdate, Result, RunFile,
-    Store, StoreError, StoredEvent,
+    Sample, Store, StoreError, StoredEvent,
 };
 use crate::ids::{RecordKind, new_org_id};
 use crate::ledger::Settlement;
@@ -555,6 +555,88 @@ impl Store for PgStore {
         })
     }
 
+    async fn run_request(&self, run_id: &str) -> Result<Option<String>> {
+        let rows = self
+            .query("SELECT request FROM runs WHERE id = $1", &[&run_id])
+            .await?;
+        match rows.first() {
+            Some(row) => Ok(row.try_get(0)?),
+            None => Ok(None),
+        }
+    }
+
+    async fn publish_sample(&self, s: &Sample) -> Result<()> {
+        self.client()
+            .await?
+            .execute(
+                "INSERT INTO samples (id, run_id, org_id, title, published_at, request, run)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                &[
+                    &s.id,
+                    &s.run_id,
+                    &s.org_id,
+                    &s.title,
+                    &s.published_at,
+                    &s.request,
+                    &s.run,
+                ],
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn unpublish_sample(&self, id: &str) -> Result<u64> {
+        Ok(self
+            .client()
+            .await?
+            .execute("DELETE FROM samples WHERE id = $1 OR run_id = $1", &[&id])
+            .await?)
+    }
+
+    async fn samples(&self) -> Result<Vec<Sample>> {
+        let rows = self
+            .query(
+                "SELECT id, run_id, org_id, title, published_at FROM samples
+                 ORDER BY published_at DESC, id DESC",
+                &[],
+            )
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(Sample {
+                    id: r.try_get(0)?,
+                    run_id: r.try_get(1)?,
+                    org_id: r.try_get(2)?,
+                    title: r.try_get(3)?,
+                    published_at: r.try_get(4)?,
+                    request: String::new(),
+                    run: String::new(),
+                })
+            })
+            .collect()
+    }
+
+    async fn sample(&self, id: &str) -> Result<Option<Sample>> {
+        let rows = self
+            .query(
+                "SELECT id, run_id, org_id, title, published_at, request, run FROM samples WHERE id = $1",
+                &[&id],
+            )
+            .await?;
+        let Some(r) = rows.first() else {
+            return Ok(None);
+        };
+        Ok(Some(Sample {
+            id: r.try_get(0)?,
+            run_id: r.try_get(1)?,
+            org_id: r.try_get(2)?,
+            title: r.try_get(3)?,
+            published_at: r.try_get(4)?,
+            request: r.try_get(5)?,
+            run: r.try_get(6)?,
+        }))
+    }
+
     async fn status_counts(&self) -> Result<BTreeMap<String, i64>> {
         let rows = self
             .query("SELECT status, COUNT(*) FROM runs GROUP BY status", &[])
@@ -681,6 +763,16 @@ impl LedgerTx for PgTx<'_, '_> {
                     &run.reserved_micros,
                     &run.node_id,
                 ],
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn keep_request(&mut self, run_id: &str, body: &str) -> Result<()> {
+        self.0
+            .execute(
+                "UPDATE runs SET request = $2 WHERE id = $1",
+                &[&run_id, &body],
             )
             .await?;
         Ok(())

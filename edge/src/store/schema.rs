@@ -97,6 +97,25 @@ CREATE TABLE run_files (
 );
 ",
     ),
+    // The request body a run was created with (kept unless zero data
+    // retention), and samples: finished runs an operator published,
+    // snapshotted so they outlive the run's retention.
+    (
+        3,
+        "
+ALTER TABLE runs ADD COLUMN request TEXT;
+CREATE TABLE samples (
+    id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    org_id TEXT NOT NULL,
+    title TEXT NOT NULL,
+    published_at BIGINT NOT NULL,
+    request TEXT NOT NULL,
+    run TEXT NOT NULL
+);
+CREATE INDEX samples_by_time ON samples (published_at, id);
+",
+    ),
 ];
 
 /// Columns of `runs` in the order `RunRow` reads them.

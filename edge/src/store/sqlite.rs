@@ -16,7 +16,7 @@ use super::schema::{IN_FLIGHT, MIGRATIONS, RUN_COLUMNS};
 use super::transactions::{self, Entry, LedgerTx};
 use super::{
     Created, Finish, IdempotencyClaim, LedgerTotals, NewRun, Org, OrgUpdate, Result, RunFile,
-    Store, StoreError, StoredEvent,
+    Sample, Store, StoreError, StoredEvent,
 };
 use crate::ids::{RecordKind, new_org_id};
 use crate::ledger::Settlement;
@@ -499,6 +499,102 @@ impl Store for SqliteStore {
         .await
     }
 
+    async fn run_request(&self, run_id: &str) -> Result<Option<String>> {
+        let id = run_id.to_string();
+        self.call(move |conn| {
+            let body: Option<Option<String>> =
+                query_row(conn, "SELECT request FROM runs WHERE id = ?1", [id], |r| {
+                    r.get(0)
+                })
+                .optional()?;
+            Ok(body.flatten())
+        })
+        .await
+    }
+
+    async fn publish_sample(&self, sample: &Sample) -> Result<()> {
+        let s = sample.clone();
+        self.call(move |conn| {
+            execute(
+                conn,
+                "INSERT INTO samples (id, run_id, org_id, title, published_at, request, run)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    s.id,
+                    s.run_id,
+                    s.org_id,
+                    s.title,
+                    s.published_at,
+                    s.request,
+                    s.run
+                ],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn unpublish_sample(&self, id: &str) -> Result<u64> {
+        let id = id.to_string();
+        self.call(move |conn| {
+            let n = execute(
+                conn,
+                "DELETE FROM samples WHERE id = ?1 OR run_id = ?1",
+                [id],
+            )?;
+            Ok(n as u64)
+        })
+        .await
+    }
+
+    async fn samples(&self) -> Result<Vec<Sample>> {
+        self.call(|conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT id, run_id, org_id, title, published_at FROM samples
+                 ORDER BY published_at DESC, id DESC",
+            )?;
+            let samples = stmt
+                .query_map([], |r| {
+                    Ok(Sample {
+                        id: r.get(0)?,
+                        run_id: r.get(1)?,
+                        org_id: r.get(2)?,
+                        title: r.get(3)?,
+                        published_at: r.get(4)?,
+                        request: String::new(),
+                        run: String::new(),
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(samples)
+        })
+        .await
+    }
+
+    async fn sample(&self, id: &str) -> Result<Option<Sample>> {
+        let id = id.to_string();
+        self.call(move |conn| {
+            Ok(query_row(
+                conn,
+                "SELECT id, run_id, org_id, title, published_at, request, run FROM samples WHERE id = ?1",
+                [id],
+                |r| {
+                    Ok(Sample {
+                        id: r.get(0)?,
+                        run_id: r.get(1)?,
+                        org_id: r.get(2)?,
+                        title: r.get(3)?,
+                        published_at: r.get(4)?,
+                        request: r.get(5)?,
+                        run: r.get(6)?,
+                    })
+                },
+            )
+            .optional()?)
+        })
+        .await
+    }
+
     async fn status_counts(&self) -> Result<BTreeMap<String, i64>> {
         self.call(|conn| {
             let mut stmt =
@@ -686,6 +782,15 @@ impl LedgerTx for SqliteTx<'_, '_> {
             self.0,
             "INSERT INTO events (run_id, seq, type, data) VALUES (?1, ?2, ?3, ?4)",
             params![run_id, event.seq, event.kind, event.data],
+        )?;
+        Ok(())
+    }
+
+    async fn keep_request(&mut self, run_id: &str, body: &str) -> Result<()> {
+        execute(
+            self.0,
+            "UPDATE runs SET request = ?2 WHERE id = ?1",
+            params![run_id, body],
         )?;
         Ok(())
     }

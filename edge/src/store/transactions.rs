@@ -39,6 +39,8 @@ pub(crate) trait LedgerTx {
     async fn hold(&mut self, org_id: &str, amount: i64) -> Result<()>;
     async fn insert_run(&mut self, run: &RunRecord) -> Result<()>;
     async fn insert_event(&mut self, run_id: &str, event: &StoredEvent) -> Result<()>;
+    /// Keeps the request body a run was created with.
+    async fn keep_request(&mut self, run_id: &str, body: &str) -> Result<()>;
     async fn record_claim(&mut self, run: &RunRecord, claim: &IdempotencyClaim) -> Result<()>;
     async fn entry(&mut self, entry: Entry<'_>) -> Result<()>;
     /// A run's organisation and reservation if it is still in flight,
@@ -87,6 +89,9 @@ pub(crate) async fn create(tx: &mut impl LedgerTx, new: &NewRun) -> Result<Creat
     .await?;
     if let Some(event) = &new.first_event {
         tx.insert_event(&run.id, event).await?;
+    }
+    if let Some(body) = &new.request {
+        tx.keep_request(&run.id, body).await?;
     }
     if let Some(claim) = &new.idempotency {
         tx.record_claim(run, claim).await?;

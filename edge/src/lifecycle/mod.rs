@@ -11,6 +11,10 @@
 //! (`vm.destroyed`) → settle → outcome → `worker.destroyed`. Usage is
 //! persisted every tick, so a crash loses at most a tick of it. A run
 //! whose shell is off has no sandbox at all: nothing can run a command.
+//!
+//! `sandbox.rs` admits the sandboxes callers drive themselves.
+
+pub mod sandbox;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -123,6 +127,9 @@ pub async fn admit(edge: &Arc<Edge>, asked: Asked<'_>) -> Result<Admission, Stor
         idempotency: claim,
         max_in_flight: i64::from(edge.config.limits.concurrent_runs),
         first_event: Some(first.to_stored()),
+        // Kept for "the exact request" and "Open in playground"; never
+        // under zero data retention.
+        request: (!zdr).then(|| Value::Object(body.clone()).to_string()),
     };
     let model = match models::resolve(&edge.config, &request.model).await {
         Ok(model) => model,
