@@ -13,6 +13,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use ephemeral_edge::cli::pss_of_tree;
 use ephemeral_edge::config::{Config, LimitsConfig, WorkersConfig};
 use ephemeral_edge::ids::{key_hash, new_member_key};
 use ephemeral_edge::isolation::Isolation;
@@ -199,56 +200,6 @@ async fn commands_per_second(bench: &Bench, seconds: f64) {
         "commands on one sandbox: {:.0} per second ({seconds} s)",
         n as f64 / seconds
     );
-}
-
-/// Proportional memory of this process and its children, in KiB.
-fn pss_of_tree() -> u64 {
-    let me = std::process::id();
-    let mut total = pss(me);
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid != me && descends_from(pid, me) {
-            total += pss(pid);
-        }
-    }
-    total
-}
-
-fn pss(pid: u32) -> u64 {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
-    text.lines()
-        .find(|l| l.starts_with("Pss:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-fn descends_from(mut pid: u32, ancestor: u32) -> bool {
-    for _ in 0..8 {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        // The parent is the 4th field, after the `(comm)` that may hold spaces.
-        let Some(parent) = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            return false;
-        };
-        if parent == ancestor {
-            return true;
-        }
-        if parent <= 1 {
-            return false;
-        }
-        pid = parent;
-    }
-    false
 }
 
 /// Idle sandboxes held at once: what each costs, and so how many fit in

@@ -1,6 +1,7 @@
 //! The `ephemeral` command line: argument parsing and dispatch. Each
 //! subcommand is its own module; errors end as one plain line on stderr.
 
+mod bench;
 mod demo;
 mod doctor;
 mod download;
@@ -11,6 +12,8 @@ mod run;
 mod samples;
 mod serve;
 mod timeline_view;
+
+pub use bench::memory::pss_of_tree;
 
 use std::process::ExitCode;
 
@@ -38,6 +41,8 @@ enum Command {
     Exec(exec::ExecArgs),
     /// What this host supports: KVM and its kind, namespaces, seccomp, cgroups.
     Doctor,
+    /// How fast this host serves sandboxes, for each isolation it offers.
+    Bench(bench::BenchArgs),
     /// Serve the HTTP API.
     Serve(serve::ServeArgs),
     /// An MCP server over stdio: tools that run in one sandbox per session.
@@ -95,6 +100,7 @@ pub fn main() -> ExitCode {
         Command::Exec(args) => exec::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Doctor => doctor::run(),
+        Command::Bench(args) => bench::run(args),
         Command::Run(args) => run::run(args),
         Command::Mcp(args) => mcp::run(args),
         Command::Keys(command) => keys::keys(command),
