@@ -181,7 +181,8 @@ impl ProgramRequest {
 /// How a host program ended, with what was captured.
 #[derive(Debug, Clone, Default)]
 pub struct ProgramResult {
-    /// Exit status as a shell sees it: 124 after its timeout, 128+N after signal N.
+    /// Exit status as a shell sees it: 124 after its timeout, 128+N after
+    /// signal N.
     pub status: i32,
     /// Its stdout, when captured.
     pub stdout: Vec<u8>,

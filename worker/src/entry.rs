@@ -65,7 +65,8 @@ pub const TARGET_TRIPLE: &str = if cfg!(target_env = "musl") {
 /// Components a worker may run at once: the shell and a program it starts.
 const COMPONENTS_AT_ONCE: u32 = 4;
 
-/// The worker's life: jail, warm engine, lock, then serve the stream until the run is over. A microVM's init reboots at the end instead of returning.
+/// The worker's life: jail, warm engine, lock, then serve the stream until the
+/// run is over. A microVM's init reboots at the end instead of returning.
 pub fn run(args: WorkerArgs) -> Result<(), WorkerError> {
     if args.guest_init {
         let result = crate::guest_init::run(&args);

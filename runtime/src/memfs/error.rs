@@ -37,7 +37,8 @@ pub enum FsErr {
     /// `EFBIG`: an offset or size past what memory can hold.
     #[error("File too large")]
     FileTooLarge,
-    /// `EPERM`: refused whatever the mode bits say (not the owner, a sticky folder, ...).
+    /// `EPERM`: refused whatever the mode bits say (not the owner, a sticky
+    /// folder, ...).
     #[error("Operation not permitted")]
     NotPermitted,
     /// `EACCES`: the mode bits forbid it.

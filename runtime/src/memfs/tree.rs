@@ -127,7 +127,8 @@ pub struct Stat {
     pub uid: u32,
     /// Names of the node; for a folder, 2 plus its subfolders.
     pub link_count: u64,
-    /// Bytes of a file or a symlink's target; 4096 for a folder, 0 for a device.
+    /// Bytes of a file or a symlink's target; 4096 for a folder, 0 for a
+    /// device.
     pub size: u64,
     /// Last read, since the Unix epoch.
     pub atime: Duration,
@@ -701,7 +702,8 @@ impl Tree {
         Ok(id)
     }
 
-    /// unlink(2): removes the name of anything but a folder; an open file lives on.
+    /// unlink(2): removes the name of anything but a folder; an open file lives
+    /// on.
     pub fn unlink(&mut self, start: NodeId, path: &str) -> Result<(), FsErr> {
         let (dir, name) = self.lookup_parent(start, path)?;
         let id = self.child(dir, &name)?.ok_or(FsErr::NoEntry)?;

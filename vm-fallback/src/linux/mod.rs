@@ -82,7 +82,8 @@ pub enum LinuxError {
     /// The kernel ELF could not be loaded into guest memory.
     #[error("cannot load the kernel: {0}")]
     Load(#[from] linux_loader::loader::Error),
-    /// The boot setup (page tables, zero page, command line, initramfs) does not fit.
+    /// The boot setup (page tables, zero page, command line, initramfs) does
+    /// not fit.
     #[error("the guest setup does not fit: {0}")]
     Setup(String),
     /// An eventfd for a device's interrupt could not be made.

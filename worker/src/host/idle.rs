@@ -48,7 +48,8 @@ pub enum StartError {
     /// It died, timed out or said something else before `Ready`.
     #[error("the worker failed before it was ready: {0}")]
     NotReady(String),
-    /// Giving it its run failed: the memory cap, the stream or the worker's answer.
+    /// Giving it its run failed: the memory cap, the stream or the worker's
+    /// answer.
     #[error("the worker refused the run: {0}")]
     Refused(String),
 }

@@ -20,7 +20,8 @@ const RETRY_AFTER: Duration = Duration::from_secs(1);
 /// start, and the first are ready at once.
 const SPAWNING_PER_CORE: usize = 2;
 
-/// Jailed workers with their engines warm, kept ready for runs and refilled in the background.
+/// Jailed workers with their engines warm, kept ready for runs and refilled in
+/// the background.
 pub struct WorkerPool {
     config: WorkerConfig,
     size: usize,

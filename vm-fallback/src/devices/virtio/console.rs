@@ -58,7 +58,8 @@ pub struct VirtioConsole {
 }
 
 impl VirtioConsole {
-    /// A console at reset over the guest's `memory`; its interrupt goes through `irq`, the guest's output to `sink`.
+    /// A console at reset over the guest's `memory`; its interrupt goes through
+    /// `irq`, the guest's output to `sink`.
     pub fn new(memory: Arc<GuestMemory>, irq: EventFd, sink: ConsoleSink) -> VirtioConsole {
         let queues = (0..2)
             .map(|_| Queue::new(QUEUE_SIZE).expect("a power-of-two queue size is valid"))

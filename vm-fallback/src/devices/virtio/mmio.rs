@@ -67,9 +67,11 @@ pub struct TransportState {
     pub device_features: u64,
     /// Features the driver accepted.
     pub driver_features: u64,
-    /// Which 32 bits of `device_features` the driver reads (`DeviceFeaturesSel`).
+    /// Which 32 bits of `device_features` the driver reads
+    /// (`DeviceFeaturesSel`).
     pub features_sel: u32,
-    /// Which 32 bits of `driver_features` the driver writes (`DriverFeaturesSel`).
+    /// Which 32 bits of `driver_features` the driver writes
+    /// (`DriverFeaturesSel`).
     pub driver_features_sel: u32,
     /// The device status the driver set (`ACKNOWLEDGE`, `DRIVER_OK`, ...).
     pub status: u32,
