@@ -12,17 +12,29 @@ use crate::isolation::Isolation;
 /// Errors reading the configuration file.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// The file could not be read.
     #[error("cannot read {path}: {source}")]
     Read {
+        /// The file.
         path: PathBuf,
+        /// The error.
         source: std::io::Error,
     },
+    /// The file is not TOML of this configuration's shape.
     #[error("{path}: {message}")]
-    Parse { path: PathBuf, message: String },
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What the TOML parser said.
+        message: String,
+    },
+    /// The values do not fit together (a default timeout over the maximum, a
+    /// negative price, ...).
     #[error("{0}")]
     Invalid(String),
 }
 
+/// The server's configuration file (`--config`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
@@ -40,13 +52,19 @@ pub struct Config {
     /// Use exactly this isolation; the strongest the host supports when
     /// absent.
     pub isolation: Option<Isolation>,
+    /// `[workers]`: the jailed workers.
     pub workers: WorkersConfig,
+    /// `[runs]`: what runs may ask for.
     pub runs: RunsConfig,
     /// The `/mcp` route's sessions.
     pub mcp: McpConfig,
+    /// `[orgs]`: what a new organisation starts with.
     pub orgs: OrgsConfig,
+    /// `[limits]`: rates, runs in flight and connections.
     pub limits: LimitsConfig,
+    /// `[retention]`: how long records are kept.
     pub retention: RetentionConfig,
+    /// `[prices]`: what compute, memory and the web cost.
     pub prices: PricesConfig,
     /// Model used when a request names none.
     pub default_model: String,
@@ -58,6 +76,7 @@ pub struct Config {
     pub shutdown_grace_seconds: u64,
 }
 
+/// What runs may ask for, and what their `outputs` collect.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RunsConfig {
@@ -91,6 +110,7 @@ impl Default for McpConfig {
     }
 }
 
+/// What an organisation created by the CLI starts with.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct OrgsConfig {
@@ -100,6 +120,7 @@ pub struct OrgsConfig {
     pub per_run_cap_micros: i64,
 }
 
+/// Rates, runs in flight and connection limits.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LimitsConfig {
@@ -151,6 +172,7 @@ impl Default for WorkersConfig {
     }
 }
 
+/// How long runs are kept, and how often expired ones are purged.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RetentionConfig {
@@ -160,6 +182,7 @@ pub struct RetentionConfig {
     pub purge_interval_seconds: u64,
 }
 
+/// Prices of what runs use besides their model, in micros.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PricesConfig {
@@ -198,6 +221,7 @@ fn default_auth_header() -> String {
 }
 
 impl ConnectionConfig {
+    /// Whether runs of the organisation named `org_name` may use it.
     pub fn allows_org(&self, org_name: &str) -> bool {
         self.orgs.iter().any(|o| o == org_name)
     }
@@ -220,12 +244,16 @@ pub struct ModelConfig {
     /// Environment variable holding the provider key (read by the broker).
     #[serde(default)]
     pub api_key_env: Option<String>,
+    /// Price of a million input tokens, in micros.
     #[serde(default)]
     pub input_micros_per_million: i64,
+    /// Price of a million output tokens, in micros.
     #[serde(default)]
     pub output_micros_per_million: i64,
+    /// Tokens the model takes in at most, as the catalogue shows it.
     #[serde(default = "default_context")]
     pub context_window: u32,
+    /// Tokens one model call may write at most.
     #[serde(default = "default_output_cap")]
     pub max_output_tokens: u32,
 }
@@ -333,6 +361,8 @@ impl Config {
         Ok(config)
     }
 
+    /// Checks what the types cannot: timeouts, balances and prices in range,
+    /// the default model in the catalogue.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |m: &str| Err(ConfigError::Invalid(m.to_string()));
         if self.runs.max_timeout_seconds == 0 {
@@ -375,6 +405,7 @@ impl Config {
         self.catalogue().remove(id)
     }
 
+    /// The SQLite file under `data_dir`.
     pub fn sqlite_path(&self) -> PathBuf {
         self.data_dir.join("ephemeral.sqlite3")
     }

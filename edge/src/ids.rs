@@ -20,11 +20,14 @@ pub fn new_sandbox_id() -> String {
 /// sandbox (driven by its caller). Its id's prefix says which.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RecordKind {
+    /// A run of our agent (`run_…`).
     Run,
+    /// A sandbox its caller drives (`sbx_…`).
     Sandbox,
 }
 
 impl RecordKind {
+    /// Its ids' prefix: `run_` or `sbx_`.
     pub fn prefix(self) -> &'static str {
         match self {
             RecordKind::Run => "run_",
@@ -45,6 +48,7 @@ pub fn new_sample_id() -> String {
     format!("smp_{}", random_hex(12))
 }
 
+/// Whether `s` is a well-formed sample id.
 pub fn is_sample_id(s: &str) -> bool {
     s.len() == 28
         && s.starts_with("smp_")
@@ -53,6 +57,7 @@ pub fn is_sample_id(s: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
+/// `org_` + 24 lowercase hex digits of randomness.
 pub fn new_org_id() -> String {
     format!("org_{}", random_hex(12))
 }
@@ -67,10 +72,12 @@ pub fn key_hash(key: &str) -> String {
     blake3::hash(key.as_bytes()).to_hex().to_string()
 }
 
+/// Whether `s` is a well-formed run id.
 pub fn is_run_id(s: &str) -> bool {
     is_id(s, "run_")
 }
 
+/// Whether `s` is a well-formed sandbox id.
 pub fn is_sandbox_id(s: &str) -> bool {
     is_id(s, "sbx_")
 }

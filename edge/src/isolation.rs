@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+/// How a run's sandbox is kept from the host, weakest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Isolation {
@@ -32,6 +33,7 @@ impl Isolation {
         }
     }
 
+    /// The level named `s`, by either name (`jail` or `jail+wasm`).
     pub fn parse(s: &str) -> Option<Isolation> {
         match s {
             "wasm" => Some(Isolation::Wasm),
@@ -45,14 +47,17 @@ impl Isolation {
 /// Why this host's KVM cannot run the microVM, in one line each.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum KvmUnavailable {
+    /// No `/dev/kvm`.
     #[error("there is no /dev/kvm on this host")]
     NoDevice,
+    /// The self-test's guest did not run as it should.
     #[error("the KVM self-test failed: {0}")]
     SelfTestFailed(String),
     #[error(
         "/dev/kvm here is PVM, which runs small test guests but cannot boot the microVM's \
          Linux guest (vm-fallback/lab proves the microVM on an emulated AMD SVM)"
     )]
+    /// The KVM is PVM, which cannot boot the microVM's Linux guest.
     Pvm,
 }
 

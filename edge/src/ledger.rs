@@ -16,12 +16,17 @@ use serde::{Deserialize, Serialize};
 /// What a run has used so far, by kind, in micros: persisted as it goes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Metered {
+    /// Model calls.
     pub model_micros: i64,
+    /// `web_fetch` calls.
     pub web_micros: i64,
+    /// The sandbox: vCPU-seconds of its lifetime and GiB-seconds of its memory
+    /// cap.
     pub compute_micros: i64,
 }
 
 impl Metered {
+    /// All kinds together.
     pub fn total(&self) -> i64 {
         self.model_micros
             .saturating_add(self.web_micros)

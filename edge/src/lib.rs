@@ -18,6 +18,8 @@
 //! `ephemeral` command line (`cli/`). `server.rs` assembles the parts into
 //! [`state::Edge`]; nothing below it imports it.
 
+#![warn(missing_docs)]
+
 pub(crate) mod agent;
 pub mod api;
 pub mod broker;

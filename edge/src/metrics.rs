@@ -26,6 +26,7 @@ struct StageLabel {
     stage: String,
 }
 
+/// This node's Prometheus metrics, served at `/metrics`.
 pub struct Metrics {
     registry: Registry,
     runs: Family<StatusLabel, Counter>,
@@ -43,6 +44,7 @@ impl Default for Metrics {
 }
 
 impl Metrics {
+    /// Every metric registered, at zero.
     pub fn new() -> Metrics {
         let mut registry = Registry::with_prefix("ephemeral");
         let runs = Family::<StatusLabel, Counter>::default();
@@ -93,6 +95,7 @@ impl Metrics {
         }
     }
 
+    /// Records that a run reached `stage` this long after it was created.
     pub fn stage(&self, stage: &str, since_created: Duration) {
         self.stages
             .get_or_create(&StageLabel {
@@ -101,10 +104,13 @@ impl Metrics {
             .observe(since_created.as_secs_f64());
     }
 
+    /// A run (or sandbox) is now in flight.
     pub fn run_started(&self) {
         self.active.inc();
     }
 
+    /// Counts an end by `status`; a zero `duration` (a run recovered after a
+    /// crash) is not observed.
     pub fn run_ended(&self, status: RunStatus, duration: Duration) {
         self.runs
             .get_or_create(&StatusLabel {
@@ -116,18 +122,22 @@ impl Metrics {
         }
     }
 
+    /// A run (or sandbox) is no longer in flight.
     pub fn run_forgotten(&self) {
         self.active.dec();
     }
 
+    /// A timeline stream opened.
     pub fn reader_opened(&self) {
         self.readers.inc();
     }
 
+    /// A timeline stream closed.
     pub fn reader_closed(&self) {
         self.readers.dec();
     }
 
+    /// Timeline streams open now.
     pub fn readers(&self) -> i64 {
         self.readers.get()
     }
@@ -148,6 +158,7 @@ impl Metrics {
         out
     }
 
+    /// Runs and sandboxes in flight now.
     pub fn active(&self) -> i64 {
         self.active.get()
     }

@@ -18,7 +18,9 @@ use crate::config::{Config, ModelConfig};
 pub struct Model {
     /// The catalogue id the request named.
     pub id: String,
+    /// Its catalogue entry.
     pub config: ModelConfig,
+    /// Who answers for it.
     pub provider: Provider,
 }
 
@@ -36,18 +38,37 @@ pub enum Provider {
     Unavailable(String),
 }
 
+/// Why a model id cannot be served.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
+    /// Not in the catalogue.
     #[error("model {0} is not in this server's catalogue")]
     Unknown(String),
     /// The reason names a file of the server: the log has it, the run
     /// only says that the script is not readable.
     #[error("model {id} is not available: its script cannot be read (the server's log says why)")]
-    Unreadable { id: String, why: ScriptError },
+    Unreadable {
+        /// The model's catalogue id.
+        id: String,
+        /// Why its script cannot be read.
+        why: ScriptError,
+    },
+    /// A configured script cannot be read (checked when the server starts).
     #[error("model {id:?}: {why}")]
-    Script { id: String, why: ScriptError },
+    Script {
+        /// The model's catalogue id.
+        id: String,
+        /// Why its script cannot be read.
+        why: ScriptError,
+    },
+    /// The catalogue entry names a provider this server does not know.
     #[error("model {id} has an unknown provider {provider:?}")]
-    UnknownProvider { id: String, provider: String },
+    UnknownProvider {
+        /// The model's catalogue id.
+        id: String,
+        /// The provider it names.
+        provider: String,
+    },
 }
 
 impl Model {

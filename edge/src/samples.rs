@@ -15,18 +15,25 @@ use crate::timestamp::{now_ms, rfc3339};
 /// The longest title.
 pub const MAX_TITLE_CHARS: usize = 200;
 
+/// Why a run could not be published.
 #[derive(Debug, thiserror::Error)]
 pub enum PublishError {
+    /// No run has that id.
     #[error("no run {0}")]
     NoSuchRun(String),
+    /// The run has not ended.
     #[error("run {0} has not ended yet: publish it once it has")]
     NotEnded(String),
+    /// The run kept none of its content.
     #[error("run {0} was made under zero data retention: nothing of it was kept to publish")]
     ZeroDataRetention(String),
+    /// The run's request was not kept.
     #[error("run {0} has no kept request to publish")]
     NoRequest(String),
+    /// The title is over [`MAX_TITLE_CHARS`].
     #[error("the title is over {MAX_TITLE_CHARS} characters")]
     TitleTooLong,
+    /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
 }

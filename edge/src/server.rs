@@ -34,19 +34,28 @@ const CANCEL_SETTLE: Duration = Duration::from_secs(10);
 /// streams ended, before the server stops without them.
 const CONNECTIONS_GRACE: Duration = Duration::from_secs(2);
 
+/// Why the server could not start or serve.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
+    /// The store could not be opened.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The sandbox runtime could not be made.
     #[error("cannot start the sandbox runtime: {0}")]
     Runtime(String),
+    /// The `listen` address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Listen {
+        /// The address.
         addr: SocketAddr,
+        /// The error.
         source: std::io::Error,
     },
+    /// The isolation asked for is not available here, or the best is below
+    /// `min_isolation`.
     #[error(transparent)]
     Sandboxes(#[from] ChooseError),
+    /// Another I/O failure.
     #[error("server error: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -58,6 +67,9 @@ pub struct Server {
 }
 
 impl Server {
+    /// Opens the store, makes the runtime, picks the isolation, binds `listen`
+    /// and recovers this node's runs left unfinished; [`Server::serve`] then
+    /// serves.
     pub async fn start(config: Config) -> Result<Server, ServerError> {
         let store =
             crate::store::open(config.database_url.as_deref(), &config.sqlite_path()).await?;
@@ -106,12 +118,15 @@ impl Server {
         Ok(Server { edge, listener })
     }
 
+    /// The address it listens on (the real port when `listen` asked for port
+    /// 0).
     pub fn local_addr(&self) -> SocketAddr {
         self.listener
             .local_addr()
             .unwrap_or_else(|_| self.edge.config.listen)
     }
 
+    /// The shared state, for the CLI and tests.
     pub fn edge(&self) -> Arc<Edge> {
         self.edge.clone()
     }

@@ -19,6 +19,7 @@ use crate::timeline::Hub;
 /// The edge's shared state.
 pub struct Edge {
     pub(crate) config: Config,
+    /// Organisations, runs, timelines and the ledger.
     pub store: Arc<dyn Store>,
     /// Live runs' timelines.
     pub(crate) hub: Arc<Hub>,
@@ -31,6 +32,7 @@ pub struct Edge {
     /// What this node has in flight, and its drain.
     pub(crate) in_flight: InFlight,
     pub(crate) node_id: String,
+    /// This node's metrics.
     pub metrics: Metrics,
     pub(crate) rate: RateLimiter,
     /// The only holder of credentials.

@@ -3,10 +3,12 @@
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
+/// Now, in milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {
     Utc::now().timestamp_millis()
 }
 
+/// `ms` since the Unix epoch, as RFC 3339 UTC with milliseconds.
 pub fn rfc3339(ms: i64) -> String {
     DateTime::<Utc>::from_timestamp_millis(ms)
         .unwrap_or_default()

@@ -20,6 +20,8 @@
 //!
 //! The network namespace has only a loopback that is never brought up.
 
+#![warn(missing_docs)]
+
 mod credentials;
 mod landlock_rules;
 mod mounts;
@@ -39,16 +41,22 @@ pub const HOST_UID_BASE: u32 = 200_000;
 /// The worker's hostname.
 pub const HOSTNAME: &str = "ephemeral-worker";
 
+/// Why a step of [`enter`] or [`lock`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum JailError {
+    /// A system call of one step failed.
     #[error("jail step {step}: {source}")]
     Step {
+        /// The step, by name (`"sethostname"`, `"make mounts private"`, ...).
         step: &'static str,
+        /// The call's errno.
         #[source]
         source: io::Error,
     },
+    /// Building or installing the Landlock ruleset failed.
     #[error("landlock: {0}")]
     Landlock(String),
+    /// Building or installing the seccomp filter failed.
     #[error("seccomp: {0}")]
     Seccomp(String),
 }
@@ -75,8 +83,11 @@ pub struct JailPlan {
 /// What is left in place after [`enter`], reported by the worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LandlockStatus {
+    /// Every access right we handle is restricted.
     Enforced,
+    /// The kernel's Landlock ABI is older: some rights are restricted.
     Partial,
+    /// No Landlock on this kernel: nothing is restricted by it.
     Unavailable,
 }
 

@@ -15,7 +15,9 @@ use super::{JailError, check};
 /// A host path (folder or file) shown read-only at `/NAME` in the jail.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bind {
+    /// The host path.
     pub source: PathBuf,
+    /// Where it shows: `/NAME` in the jail.
     pub name: String,
 }
 

@@ -40,6 +40,8 @@
 //! client that probes `server/discover` is told so and falls back to the
 //! handshake. Tool results carry `structuredContent` from 2025-06-18 on.
 
+#![warn(missing_docs)]
+
 mod handler;
 mod session;
 mod streamable;

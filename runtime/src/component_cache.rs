@@ -46,10 +46,12 @@ pub struct ComponentCache {
 }
 
 impl ComponentCache {
+    /// A cache in `dir`, made on first use.
     pub fn new(dir: impl Into<PathBuf>) -> ComponentCache {
         ComponentCache { dir: dir.into() }
     }
 
+    /// The folder the entries are kept in.
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -192,6 +192,7 @@ impl Runtime {
         prelink(&self.linker, name, &component)
     }
 
+    /// The wasmtime engine every component is compiled for and run on.
     pub fn engine(&self) -> &Engine {
         &self.engine
     }

@@ -17,7 +17,12 @@ pub enum Error {
     Busy,
     /// A file given to the sandbox could not be stored.
     #[error("cannot put `{path}` into the sandbox: {reason}")]
-    PutFile { path: String, reason: String },
+    PutFile {
+        /// The path it was to be stored at.
+        path: String,
+        /// Why it could not be.
+        reason: String,
+    },
     /// The engine could not be set up.
     #[error("cannot set up the wasm engine: {0}")]
     Engine(String),

@@ -25,26 +25,44 @@ pub enum FileError {
         "{0}: not a path in the sandbox (relative to the scratch folder, or under /tmp, without `..`)"
     )]
     BadPath(String),
+    /// Nothing at the path.
     #[error("{0}: no such file or folder")]
     NotFound(String),
+    /// A file was wanted and the path is a folder.
     #[error("{0}: is a folder")]
     IsFolder(String),
+    /// A folder was wanted and the path is something else.
     #[error("{0}: not a folder")]
     NotFolder(String),
+    /// The sandbox's user may not do this there.
     #[error("{0}: permission denied")]
     Denied(String),
     /// The sandbox's disk quota (bytes or files) is used up.
     #[error("{path}: {why}")]
-    Quota { path: String, why: FsErr },
+    Quota {
+        /// The path the operation was on.
+        path: String,
+        /// `NoSpace` for bytes, `Quota` for files, or `FileTooLarge`.
+        why: FsErr,
+    },
+    /// Any other filesystem failure.
     #[error("{path}: {why}")]
-    Other { path: String, why: FsErr },
+    Other {
+        /// The path the operation was on.
+        path: String,
+        /// The failure, by errno.
+        why: FsErr,
+    },
 }
 
 /// What kind of thing a path is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
+    /// A regular file (or a device).
     File,
+    /// A folder.
     Dir,
+    /// A symlink, not followed.
     Symlink,
 }
 
@@ -53,7 +71,9 @@ pub enum FileKind {
 pub struct FileInfo {
     /// The absolute path, as the sandbox sees it.
     pub path: String,
+    /// A file, folder or symlink.
     pub kind: FileKind,
+    /// Bytes: a file's length, a symlink's target's, 4096 for a folder.
     pub size: u64,
     /// Permission bits (`0o644`).
     pub mode: u32,

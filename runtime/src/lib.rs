@@ -9,6 +9,8 @@
 //! output. The same code runs in-process (isolation `wasm`) and, in later
 //! layers, inside a jailed worker process or a microVM.
 
+#![warn(missing_docs)]
+
 mod bindings;
 pub mod component_cache;
 mod deadline_clock;

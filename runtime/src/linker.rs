@@ -111,6 +111,7 @@ pub struct Program {
 }
 
 impl Program {
+    /// The name it was loaded under (`shell`, `python3`, ...).
     pub fn name(&self) -> &str {
         &self.name
     }

@@ -10,11 +10,14 @@ use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError, StreamResult};
 /// Which of the command's streams a chunk came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Stream {
+    /// The command's standard output.
     Stdout,
+    /// The command's standard error.
     Stderr,
 }
 
 impl Stream {
+    /// The stream's name: `"stdout"` or `"stderr"`.
     pub fn name(self) -> &'static str {
         match self {
             Stream::Stdout => "stdout",
@@ -25,6 +28,7 @@ impl Stream {
 
 /// Receives a command's output as it is produced.
 pub trait OutputSink: Send + 'static {
+    /// Takes one chunk of `stream`, in the order the guest wrote it.
     fn write(&mut self, stream: Stream, data: &[u8]);
 }
 

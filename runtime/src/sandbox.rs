@@ -51,14 +51,18 @@ pub struct ExecOutcome {
 /// A command's outcome with its output collected.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Captured {
+    /// How it ended.
     pub outcome: ExecOutcome,
+    /// Its stdout, up to the output cap.
     pub stdout: Vec<u8>,
+    /// Its stderr, up to the output cap.
     pub stderr: Vec<u8>,
 }
 
 /// Totals of a destroyed sandbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SandboxUsage {
+    /// Commands run.
     pub commands: u64,
     /// Wall time spent running commands.
     pub busy: Duration,
@@ -84,6 +88,7 @@ impl SandboxBuilder {
         }
     }
 
+    /// The limits it runs under (default: [`Limits::default`]).
     pub fn limits(mut self, limits: Limits) -> SandboxBuilder {
         self.limits = limits;
         self
@@ -96,6 +101,7 @@ impl SandboxBuilder {
         self
     }
 
+    /// Makes the sandbox: the system layout, a new run folder, its files.
     pub fn build(self) -> Result<Sandbox, Error> {
         let mut limits = self.limits;
         limits.memory_bytes = limits
@@ -356,6 +362,7 @@ impl Sandbox {
         &self.cwd
     }
 
+    /// The limits it runs under, memory capped at the runtime's maximum.
     pub fn limits(&self) -> &Limits {
         &self.limits
     }

@@ -140,12 +140,19 @@ pub enum Output {
 /// A program run by the host (`process` in `sandbox.wit`).
 #[derive(Debug, Clone)]
 pub struct ProgramRequest {
+    /// A name from `programs`, or any other program name or path.
     pub program: String,
+    /// The whole argv, argv[0] included.
     pub args: Vec<String>,
+    /// Its whole environment.
     pub env: Vec<(String, String)>,
+    /// Absolute working folder.
     pub cwd: String,
+    /// All of its standard input.
     pub stdin: Vec<u8>,
+    /// Where its stdout goes.
     pub stdout: Output,
+    /// Where its stderr goes (ignored with `stderr_to_stdout`).
     pub stderr: Output,
     /// stderr goes where stdout goes, in write order (`2>&1`).
     pub stderr_to_stdout: bool,
@@ -174,8 +181,12 @@ impl ProgramRequest {
 /// How a host program ended, with what was captured.
 #[derive(Debug, Clone, Default)]
 pub struct ProgramResult {
+    /// Exit status as a shell sees it: 124 after its timeout, 128+N after
+    /// signal N.
     pub status: i32,
+    /// Its stdout, when captured.
     pub stdout: Vec<u8>,
+    /// Its stderr, when captured.
     pub stderr: Vec<u8>,
     /// The sandbox limit it ran into, by name.
     pub limit: Option<String>,

@@ -10,6 +10,8 @@
 //! working folder and exported variables to the next command go through
 //! the `Host` trait (`host.rs`), backed by the sandbox's own imports.
 
+#![warn(missing_docs)]
+
 mod builtins;
 mod errors;
 pub mod host;

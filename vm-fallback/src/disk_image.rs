@@ -17,19 +17,30 @@ const BLOCK: u64 = 4096;
 /// Room for the filesystem's own structures beyond the files' blocks.
 const SLACK_BYTES: u64 = 16 << 20;
 
+/// Why the disk image could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum DiskImageError {
+    /// A file or folder could not be read, or the image put in place.
     #[error("{path}: {source}")]
     Io {
+        /// The path concerned.
         path: PathBuf,
+        /// The error.
         source: std::io::Error,
     },
     #[error(
         "mke2fs (Debian's e2fsprogs) is needed to make the microVM's disk and was not found: {0}"
     )]
+    /// `mke2fs` could not be started.
     NoMke2fs(std::io::Error),
+    /// `mke2fs` ran and failed.
     #[error("mke2fs failed on {path}: {why}")]
-    Mke2fs { path: PathBuf, why: String },
+    Mke2fs {
+        /// The image it was making.
+        path: PathBuf,
+        /// What it printed on stderr.
+        why: String,
+    },
 }
 
 /// Makes `out` (replaced) an ext2 image holding the folder `dir`. Returns

@@ -19,12 +19,18 @@ const S_IFLNK: u32 = 0o120_000;
 /// One entry of the archive.
 #[derive(Debug, Clone)]
 pub enum Entry {
+    /// A folder, mode 0755.
     Dir {
+        /// Its path in the archive, with no leading `/`.
         path: String,
     },
+    /// A regular file.
     File {
+        /// Its path in the archive, with no leading `/`.
         path: String,
+        /// Permission bits.
         mode: u32,
+        /// Its contents.
         data: Vec<u8>,
         /// Modification time, seconds since the epoch: a copied file keeps
         /// its own (what a component cache's index knows it by).
@@ -32,7 +38,9 @@ pub enum Entry {
     },
     /// A symbolic link at `path` to `target`.
     Symlink {
+        /// Its path in the archive, with no leading `/`.
         path: String,
+        /// What it points at.
         target: String,
     },
 }

@@ -20,6 +20,8 @@
 //!
 //! Not here: more than one vCPU, writable disks, network devices.
 
+#![warn(missing_docs)]
+
 #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
 compile_error!("ephemeral-vm supports only Linux on x86-64");
 

@@ -37,22 +37,31 @@ const LENGTH_PREFIX: usize = 4;
 /// The longest first frame accepted from a template's guest.
 const MAX_FIRST_FRAME: usize = 64 << 10;
 
+/// Why a run's microVM could not be made, restored or served.
 #[derive(Debug, thiserror::Error)]
 pub enum MicrovmError {
+    /// Booting or restoring the guest failed.
     #[error(transparent)]
     Linux(#[from] LinuxError),
+    /// A host file could not be read or written.
     #[error("cannot read {path}: {source}")]
     Read {
+        /// The file.
         path: PathBuf,
+        /// The error.
         #[source]
         source: std::io::Error,
     },
+    /// The initramfs could not be built.
     #[error("the guest's initramfs: {0}")]
     Initramfs(String),
+    /// The disk image could not be made, or its manifest is malformed.
     #[error("the guest's disk: {0}")]
     Disk(String),
+    /// The template's guest stopped, crashed or sent no first frame.
     #[error("the template guest did not get ready: {0}")]
     NotReady(String),
+    /// Reading from or writing to the client's stream failed.
     #[error("the client's stream: {0}")]
     Stream(#[source] std::io::Error),
 }
@@ -68,6 +77,7 @@ pub struct WorkerGuest {
     pub cache_dir: PathBuf,
     /// The programs folder (python3.wasm…).
     pub programs_dir: PathBuf,
+    /// Guest RAM, in MiB (default [`DEFAULT_MEMORY_MIB`]).
     pub memory_mib: usize,
 }
 
@@ -398,6 +408,7 @@ pub enum ServeEnd {
 /// What serving a run took.
 #[derive(Debug, Clone)]
 pub struct Served {
+    /// How the run ended.
     pub end: ServeEnd,
     /// From the call to the restored vCPU ready to run.
     pub ready: Duration,

@@ -35,21 +35,30 @@ use crate::vm::{Vm, VmError, VmState};
 /// Errors from taking or restoring a snapshot.
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
+    /// Reading, mapping or writing guest memory failed.
     #[error(transparent)]
     Memory(#[from] MemoryError),
+    /// A KVM call on the VM failed.
     #[error(transparent)]
     Vm(#[from] VmError),
+    /// Saving or restoring a vCPU's state failed.
     #[error("vCPU state: {0}")]
     Vcpu(#[from] StateError),
+    /// A snapshot file could not be read or written.
     #[error("snapshot {path}: {source}")]
     File {
+        /// The file.
         path: std::path::PathBuf,
+        /// The error.
         #[source]
         source: std::io::Error,
     },
+    /// A snapshot file this build cannot read (or write).
     #[error("snapshot {path}: not a snapshot this build can read: {why}")]
     Format {
+        /// The file.
         path: std::path::PathBuf,
+        /// What is wrong with it.
         why: String,
     },
 }

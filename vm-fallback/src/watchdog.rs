@@ -227,6 +227,7 @@ struct StopInner {
 }
 
 impl StopSignal {
+    /// A signal not yet given.
     pub fn new() -> StopSignal {
         StopSignal::default()
     }

@@ -8,12 +8,16 @@ use serde::de::DeserializeOwned;
 
 use crate::protocol::{self, ProtocolError};
 
+/// Why a frame could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum ChannelError {
+    /// The stream ended cleanly between frames.
     #[error("the stream closed")]
     Closed,
+    /// Reading or writing the stream failed, or it ended inside a frame.
     #[error("stream I/O: {0}")]
     Io(#[from] io::Error),
+    /// The frame itself is bad.
     #[error(transparent)]
     Protocol(#[from] ProtocolError),
 }

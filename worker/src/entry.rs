@@ -16,14 +16,19 @@ use crate::protocol::FromWorker;
 /// The stream's descriptor number in a spawned worker.
 pub const STREAM_FD: RawFd = 3;
 
+/// Why the worker stopped before or while serving.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkerError {
+    /// The jail could not be put up.
     #[error(transparent)]
     Jail(#[from] JailError),
+    /// The runtime could not be made.
     #[error("the sandbox runtime: {0}")]
     Runtime(#[from] ephemeral_runtime::Error),
+    /// Serving the stream failed.
     #[error(transparent)]
     Channel(#[from] ChannelError),
+    /// The stream could not be set up.
     #[error("the stream: {0}")]
     Stream(#[from] std::io::Error),
 }
@@ -31,10 +36,13 @@ pub enum WorkerError {
 /// How the worker was started.
 #[derive(Debug, Clone)]
 pub struct WorkerArgs {
+    /// The stream's descriptor (default [`STREAM_FD`]).
     pub fd: RawFd,
     /// `None`: no jail (the microVM's init, or a development run).
     pub jail: Option<JailPlan>,
+    /// The precompiled component cache.
     pub cache_dir: PathBuf,
+    /// The programs folder (`python3.wasm`…).
     pub programs_dir: PathBuf,
     /// Speak the protocol over this device (a microVM's `/dev/hvc0`)
     /// instead of the inherited descriptor.
@@ -57,6 +65,8 @@ pub const TARGET_TRIPLE: &str = if cfg!(target_env = "musl") {
 /// Components a worker may run at once: the shell and a program it starts.
 const COMPONENTS_AT_ONCE: u32 = 4;
 
+/// The worker's life: jail, warm engine, lock, then serve the stream until the
+/// run is over. A microVM's init reboots at the end instead of returning.
 pub fn run(args: WorkerArgs) -> Result<(), WorkerError> {
     if args.guest_init {
         let result = crate::guest_init::run(&args);

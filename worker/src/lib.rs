@@ -13,6 +13,8 @@
 //!
 //! It does not decide isolation levels or talk HTTP: that is the edge's.
 
+#![warn(missing_docs)]
+
 pub mod channel;
 pub mod entry;
 pub mod guest;

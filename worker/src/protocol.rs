@@ -20,14 +20,19 @@ pub const MAX_FRAME_BYTES: usize = 16 << 20;
 /// Bytes before the body: the length and the version.
 pub const HEADER_BYTES: usize = 5;
 
+/// Why a frame could not be encoded or decoded.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ProtocolError {
+    /// The frame's length is over [`MAX_FRAME_BYTES`].
     #[error("frame of {0} bytes is over the {MAX_FRAME_BYTES}-byte limit")]
     TooLarge(usize),
+    /// A length of 0: not even the version byte.
     #[error("empty frame")]
     Empty,
+    /// The frame is of another [`VERSION`].
     #[error("protocol version {0} is not {VERSION}")]
     Version(u8),
+    /// The body is not a message of this version.
     #[error("malformed frame: {0}")]
     Malformed(String),
 }
@@ -39,67 +44,118 @@ pub enum ToWorker {
     /// microVM's worker also gets who and when it is (`guest`), before any
     /// untrusted code runs.
     Start {
+        /// The sandbox's limits.
         limits: WireLimits,
+        /// Set for a microVM's worker only.
         guest: Option<GuestIdentity>,
     },
     /// Write a file into the sandbox before its first command.
-    PutFile { path: String, contents: Vec<u8> },
+    PutFile {
+        /// Relative to the scratch folder, or absolute.
+        path: String,
+        /// The whole file.
+        contents: Vec<u8>,
+    },
     /// Run one shell command; output frames then one `Exit` answer it.
     /// `stdin` is its standard input; `env` is added to its environment
     /// for this command only.
     Exec {
+        /// The host's number for it, echoed in its `Output` and `Exit`.
         id: u32,
+        /// The command line, run as `sh -c`.
         command: String,
+        /// Its wall-time limit, in milliseconds.
         timeout_ms: u64,
+        /// All of its standard input.
         stdin: Vec<u8>,
+        /// Variables added for this command only.
         env: Vec<(String, String)>,
     },
     /// A file operation of the sandbox's user (answered `File` or
     /// `FileRefused`).
-    File { op: FileOp },
+    File {
+        /// The operation.
+        op: FileOp,
+    },
     /// Report usage so far.
     Usage,
     /// Tear the sandbox down, answer `Destroyed` and exit.
     Destroy,
     /// Jail self-check: attempt something the jail must refuse and say
     /// whether it was refused. Only the host can ask; guest code cannot.
-    Probe { probe: Probe },
+    Probe {
+        /// What to attempt.
+        probe: Probe,
+    },
 }
 
 /// What a worker tells the host.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum FromWorker {
     /// The worker is jailed, its engine warm: the first frame it sends.
-    Ready { version: u8, pid: u32 },
+    Ready {
+        /// The worker's protocol [`VERSION`].
+        version: u8,
+        /// The worker's process id, as it sees it.
+        pid: u32,
+    },
     /// The sandbox is built.
     Started,
     /// A put file was written.
-    FileWritten { path: String },
+    FileWritten {
+        /// The path as it was put.
+        path: String,
+    },
     /// A chunk of a running command's output, in order.
     Output {
+        /// The command's `id`.
         id: u32,
+        /// Which stream it came from.
         stream: WireStream,
+        /// The bytes.
         data: Vec<u8>,
     },
     /// A command ended.
-    Exit { id: u32, exit: WireExit },
+    Exit {
+        /// The command's `id`.
+        id: u32,
+        /// How it ended.
+        exit: WireExit,
+    },
     /// Usage so far, or at destruction.
-    Usage { usage: WireUsage },
+    Usage {
+        /// The totals.
+        usage: WireUsage,
+    },
     /// The sandbox is gone; the worker exits next.
-    Destroyed { usage: WireUsage },
+    Destroyed {
+        /// The sandbox's final totals.
+        usage: WireUsage,
+    },
     /// A request could not be carried out (the worker carries on).
-    Error { message: String },
+    Error {
+        /// What went wrong.
+        message: String,
+    },
     /// What a file operation gave.
-    File { reply: FileReply },
+    File {
+        /// The result.
+        reply: FileReply,
+    },
     /// Why a file operation was refused.
     FileRefused {
+        /// The reason, as the API names it.
         refusal: FileRefusal,
+        /// The runtime's message, with the path.
         message: String,
     },
     /// The answer to a probe.
     ProbeResult {
+        /// The probe it answers.
         probe: Probe,
+        /// Whether the jail refused it, as it must.
         refused: bool,
+        /// What happened, for the record.
         detail: String,
     },
 }
@@ -108,54 +164,84 @@ pub enum FromWorker {
 /// restore: the time, fresh entropy for its RNGs, and the run it serves.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GuestIdentity {
+    /// The run it serves; the guest's hostname.
     pub run_id: String,
+    /// The host's wall clock, which the guest sets its own to.
     pub unix_time_ns: u64,
+    /// Random bytes credited to the guest kernel's pool (32 to 512).
     pub entropy: Vec<u8>,
 }
 
+/// The runtime's `Limits`, as sent to a worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WireLimits {
+    /// Wall time of one command.
     pub command_timeout_ms: u64,
+    /// Wall time of all the sandbox's commands together.
     pub sandbox_timeout_ms: u64,
+    /// Linear memory of one running component.
     pub memory_bytes: u64,
+    /// stdout and stderr of one command together.
     pub output_bytes: u64,
+    /// File contents stored in the sandbox.
     pub disk_bytes: u64,
+    /// Files, folders and symlinks in the sandbox.
     pub disk_files: u64,
 }
 
+/// Which of a command's streams a chunk came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WireStream {
+    /// Standard output.
     Stdout,
+    /// Standard error.
     Stderr,
 }
 
 /// The limit a command ran into, as the runtime names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WireLimit {
+    /// The command's own wall time.
     CommandTimeout,
+    /// The sandbox's total wall time.
     SandboxTimeout,
+    /// The memory cap.
     Memory,
+    /// The output cap.
     Output,
+    /// The disk byte quota.
     DiskBytes,
+    /// The file-count quota.
     DiskFiles,
+    /// A full pipe between pipeline stages.
     Pipe,
+    /// A program's wasm stack.
     Stack,
 }
 
+/// How a command ended: the runtime's `ExecOutcome`, as sent to the host.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WireExit {
+    /// The exit status (124 after a timeout, 137 after the memory cap).
     pub exit_code: i32,
+    /// Wall time from instantiation to exit, in microseconds.
     pub duration_us: u64,
+    /// The limit it ran into, if any.
     pub limit: Option<WireLimit>,
+    /// Whether its output was cut at the output cap.
     pub truncated: bool,
     /// Set when the runtime failed rather than the command.
     pub error: Option<String>,
 }
 
+/// A sandbox's totals: the runtime's `SandboxUsage`, as sent to the host.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WireUsage {
+    /// Commands run.
     pub commands: u64,
+    /// Wall time spent running commands, in microseconds.
     pub busy_us: u64,
+    /// Wall time since the sandbox was made, in microseconds.
     pub lifetime_us: u64,
 }
 
@@ -164,27 +250,40 @@ pub struct WireUsage {
 pub enum FileOp {
     /// `data` at `offset` of the file (created or emptied at offset 0).
     Write {
+        /// The file.
         path: String,
+        /// Where the bytes go.
         offset: u64,
+        /// The bytes: one chunk of the file.
         data: Vec<u8>,
     },
     /// At most `len` bytes from `offset`.
     Read {
+        /// The file.
         path: String,
+        /// Where to start.
         offset: u64,
+        /// The most to read.
         len: u32,
     },
+    /// What is at a path (a link is not followed).
     Info {
+        /// The path.
         path: String,
     },
+    /// A folder's entries, sorted by name.
     List {
+        /// The folder.
         path: String,
     },
+    /// Removes a file or a link; a folder is refused.
     Remove {
+        /// The path.
         path: String,
     },
     /// The regular files matching any pattern.
     Glob {
+        /// Glob patterns (`*` and `?` within a name, `**` across folders).
         patterns: Vec<String>,
     },
 }
@@ -194,19 +293,29 @@ pub enum FileOp {
 pub enum FileReply {
     /// The file's size after the write.
     Written {
+        /// In bytes.
         size: u64,
     },
+    /// What a `Read` read.
     Data {
+        /// The bytes; fewer than asked at the end of the file.
         data: Vec<u8>,
     },
+    /// What `Info` found.
     Info {
+        /// The file or folder.
         info: WireFileInfo,
     },
+    /// What `List` found.
     Listing {
+        /// The folder's entries.
         entries: Vec<WireFileInfo>,
     },
+    /// `Remove` removed it.
     Removed,
+    /// What `Glob` matched.
     Globbed {
+        /// The regular files that matched.
         files: Vec<WireFileInfo>,
         /// Paths that matched but are not regular files.
         others: Vec<String>,
@@ -216,28 +325,45 @@ pub enum FileReply {
 /// Why a file operation was refused, as the API tells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum FileRefusal {
+    /// Not a path a user of the sandbox may name.
     BadPath,
+    /// Nothing at the path.
     NotFound,
+    /// A folder where a file was wanted.
     IsFolder,
+    /// Something else where a folder was wanted.
     NotFolder,
+    /// The sandbox's user may not.
     Denied,
+    /// The disk quota is used up.
     Quota,
+    /// Any other filesystem failure.
     Other,
 }
 
+/// One file or folder: the runtime's `FileInfo`, as sent to the host.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WireFileInfo {
+    /// The absolute path, as the sandbox sees it.
     pub path: String,
+    /// What it is.
     pub kind: WireFileKind,
+    /// In bytes.
     pub size: u64,
+    /// Permission bits (`0o644`).
     pub mode: u32,
+    /// Last modified, in milliseconds since the Unix epoch.
     pub modified_ms: u64,
 }
 
+/// What kind of thing a path is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WireFileKind {
+    /// A regular file (or a device).
     File,
+    /// A folder.
     Dir,
+    /// A symlink.
     Symlink,
 }
 
@@ -251,13 +377,22 @@ pub enum Probe {
     /// `connect` of a Unix socket to the host's D-Bus/systemd paths.
     ConnectUnix,
     /// `ptrace(PTRACE_ATTACH)` of the host process with this pid.
-    Ptrace { pid: u32 },
+    Ptrace {
+        /// The host process.
+        pid: u32,
+    },
     /// `kill(pid, 0)` of a host process.
-    Kill { pid: u32 },
+    Kill {
+        /// The host process.
+        pid: u32,
+    },
     /// `mount` of a tmpfs.
     Mount,
     /// Open a host path for reading.
-    OpenHostPath { path: String },
+    OpenHostPath {
+        /// The host path.
+        path: String,
+    },
     /// Create a file in the worker's root.
     WriteRoot,
     /// `unshare(CLONE_NEWUSER)`: a way back to capabilities.

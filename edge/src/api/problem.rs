@@ -119,6 +119,8 @@ pub struct FieldError {
     pub message: String,
 }
 
+/// An API error as RFC 9457 `application/problem+json`: a type from
+/// [`PROBLEMS`], this occurrence's detail, the fields at fault and any headers.
 #[derive(Debug)]
 pub struct Problem {
     slug: &'static str,
@@ -128,6 +130,7 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// A problem of type `slug` (one of [`PROBLEMS`]) with `detail`.
     pub fn new(slug: &'static str, detail: impl Into<String>) -> Problem {
         debug_assert!(PROBLEMS.iter().any(|p| p.0 == slug), "{slug}");
         Problem {
@@ -138,6 +141,7 @@ impl Problem {
         }
     }
 
+    /// A problem naming each field at fault; its detail lists them all.
     pub fn fields(slug: &'static str, errors: Vec<FieldError>) -> Problem {
         let detail = errors
             .iter()
@@ -150,6 +154,7 @@ impl Problem {
         }
     }
 
+    /// A problem naming one field at fault.
     pub fn field(slug: &'static str, field: &str, message: impl Into<String>) -> Problem {
         Problem::fields(
             slug,
@@ -160,15 +165,18 @@ impl Problem {
         )
     }
 
+    /// Adds a header to the response (`Retry-After`, ...).
     pub fn header(mut self, name: HeaderName, value: impl Into<String>) -> Problem {
         self.headers.push((name, value.into()));
         self
     }
 
+    /// `401 unauthorized`, with `WWW-Authenticate: Bearer`.
     pub fn unauthorized(detail: &str) -> Problem {
         Problem::new("unauthorized", detail).header(header::WWW_AUTHENTICATE, "Bearer")
     }
 
+    /// `404 not-found`: no such run.
     pub fn not_found() -> Problem {
         Problem::new("not-found", "no such run")
     }
@@ -179,10 +187,12 @@ impl Problem {
         Problem::new("internal", "the server could not complete the request")
     }
 
+    /// The problem type's slug (`/problems/<slug>`).
     pub fn slug(&self) -> &'static str {
         self.slug
     }
 
+    /// Its HTTP status, from [`PROBLEMS`].
     pub fn status(&self) -> StatusCode {
         let code = PROBLEMS
             .iter()

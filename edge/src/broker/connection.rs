@@ -16,9 +16,13 @@ const MAX_BYTES: usize = 1 << 20;
 
 /// What the model asked a connection for.
 pub struct ConnectionCall<'a> {
+    /// The connection's name in the configuration.
     pub name: &'a str,
+    /// The HTTP method, in any case.
     pub method: &'a str,
+    /// The path under the connection's `base_url`, checked against its `paths`.
     pub path: &'a str,
+    /// The request body, if any.
     pub body: Option<&'a str>,
 }
 

@@ -26,18 +26,25 @@ use crate::config::{Config, ModelConfig};
 /// `EPHEMERAL_MODEL_URL` / `EPHEMERAL_MODEL_KEY`: send the default model's
 /// calls to this OpenAI-compatible server instead.
 pub const MODEL_URL_ENV: &str = "EPHEMERAL_MODEL_URL";
+/// The key sent with the calls to `EPHEMERAL_MODEL_URL`.
 pub const MODEL_KEY_ENV: &str = "EPHEMERAL_MODEL_KEY";
 
 /// A model provider's address, with the key the broker attached: what a
 /// provider client is made from. The scrubber cuts the key (and every
 /// other secret) out of what the provider says.
 pub struct ProviderAccess {
+    /// The broker's client for provider calls.
     pub http: reqwest::Client,
+    /// The provider's API root, e.g. `https://api.openai.com/v1`.
     pub base_url: String,
+    /// The provider key, if the model needs one.
     pub key: Option<String>,
+    /// Cuts every secret the broker knows out of what the provider says.
     pub scrubber: Arc<Scrubber>,
 }
 
+/// The only holder of credentials: provider keys, connections' credentials, and
+/// the way to the web.
 pub struct Broker {
     /// Provider calls.
     http: reqwest::Client,
@@ -59,6 +66,8 @@ pub(crate) fn http_client() -> reqwest::ClientBuilder {
 }
 
 impl Broker {
+    /// A broker that knows no secrets yet; one `web_fetch` costs
+    /// `web_price_micros`.
     pub fn new(web_price_micros: i64) -> Broker {
         let http = http_client().build().unwrap_or_default();
         let connections = http_client()
@@ -143,6 +152,7 @@ impl Broker {
         })
     }
 
+    /// What one `web_fetch` costs, in micros.
     pub fn web_price_micros(&self) -> i64 {
         self.web_price_micros
     }

@@ -39,6 +39,7 @@ struct Needles {
 }
 
 impl Scrubber {
+    /// A scrubber that knows no secrets yet.
     pub fn new() -> Scrubber {
         Scrubber::default()
     }

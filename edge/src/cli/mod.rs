@@ -81,6 +81,8 @@ fn usage_error_line(e: &clap::Error) -> String {
     format!("ephemeral: {message} (see `ephemeral --help`)")
 }
 
+/// The `ephemeral` command: parses the arguments and runs the subcommand; the
+/// exit code says how it went.
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

@@ -57,16 +57,23 @@ pub enum Refusal {
     Draining,
     /// The organisation is over its rate; a token is free after this long.
     RateLimited {
+        /// The organisation's rate (`limits.runs_per_minute`).
         per_minute: u32,
+        /// Until the next token.
         wait: Duration,
     },
     /// The `Idempotency-Key` was used with another request.
     KeyReused,
+    /// The organisation's free balance is below the run's budget.
     InsufficientFunds {
+        /// The run's budget (`max_cost_micros`).
         asked: i64,
+        /// The balance less what its runs in flight hold.
         available: i64,
     },
+    /// The organisation has as many runs in flight as it may.
     TooManyInFlight {
+        /// Its limit (`limits.concurrent_runs`).
         limit: u32,
     },
 }
@@ -78,19 +85,25 @@ pub enum Admission {
     Admitted(Box<RunRecord>),
     /// The key was used before with the same request: that run's response.
     Replayed {
+        /// The run the key created.
         run_id: String,
+        /// The response given then (the run object at creation).
         response: String,
     },
+    /// Not taken, and why.
     Refused(Refusal),
 }
 
 /// A request as admission takes it: the organisation's, checked, with its
 /// body's fingerprint (for the idempotency claim).
 pub struct Asked<'a> {
+    /// The organisation asking.
     pub org: &'a Org,
+    /// The request, checked.
     pub request: RunRequest,
     /// The request body as parsed: what an `Idempotency-Key` is bound to.
     pub body: &'a Map<String, Value>,
+    /// The `Idempotency-Key` header, if sent.
     pub idempotency_key: Option<String>,
 }
 

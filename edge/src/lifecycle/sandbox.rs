@@ -21,10 +21,13 @@ use crate::timestamp::now_ms;
 
 /// A sandbox request as admission takes it.
 pub struct SandboxAsked<'a> {
+    /// The organisation asking.
     pub org: &'a Org,
+    /// The request, checked.
     pub request: SandboxRequest,
     /// The body as parsed: what an `Idempotency-Key` is bound to.
     pub body: &'a Map<String, Value>,
+    /// The `Idempotency-Key` header, if sent.
     pub idempotency_key: Option<String>,
 }
 
@@ -34,8 +37,10 @@ pub enum SessionAdmission {
     Admitted(Arc<Session>),
     /// The key was used before with the same request: that sandbox.
     Replayed {
+        /// The sandbox the key created.
         id: String,
     },
+    /// Not taken, and why.
     Refused(Refusal),
 }
 

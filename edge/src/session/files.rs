@@ -24,6 +24,7 @@ const CHUNK: usize = 1 << 20;
 pub struct WrittenFile {
     /// As the sandbox sees it (absolute).
     pub path: String,
+    /// In bytes.
     pub size: u64,
     /// Lowercase hex.
     pub sha256: String,
@@ -88,6 +89,7 @@ impl Session {
         }
     }
 
+    /// Removes the file or link at `path`; a folder is refused.
     pub async fn remove_file(&self, path: &str) -> Result<(), SessionError> {
         let _active = self.active();
         let _turn = self.turn.lock().await;

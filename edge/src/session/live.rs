@@ -38,14 +38,20 @@ const LAST_COMMAND_GRACE: Duration = Duration::from_millis(500);
 /// Why a sandbox ended (API.md: `end_reason`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EndReason {
+    /// Deleted by its caller.
     Deleted,
+    /// Its lifetime (`timeout_seconds`) ran out.
     Timeout,
+    /// No request came for `idle_timeout_seconds`.
     IdleTimeout,
+    /// One more tick of compute would have crossed its budget.
     BudgetExceeded,
+    /// The sandbox failed, or could not start.
     Failed,
 }
 
 impl EndReason {
+    /// The API's `end_reason`.
     pub fn name(self) -> &'static str {
         match self {
             EndReason::Deleted => "deleted",
@@ -70,20 +76,30 @@ impl EndReason {
 /// Why an operation on a session did not happen.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
+    /// The sandbox has ended, and why.
     #[error("the sandbox has ended ({})", .0.name())]
     Ended(EndReason),
+    /// Not a path a user of the sandbox may name.
     #[error("{0}")]
     BadPath(String),
+    /// Nothing at the path.
     #[error("no such file: {0}")]
     NotFound(String),
+    /// A folder where a file was wanted.
     #[error("{0} is a folder")]
     IsFolder(String),
+    /// Something else where a folder was wanted.
     #[error("{0} is not a folder")]
     NotFolder(String),
+    /// The sandbox's user may not.
     #[error("permission denied: {0}")]
     Denied(String),
+    /// The file would not fit in the sandbox's disk quota.
     #[error("over the sandbox's disk quota of {limit} bytes")]
-    Quota { limit: u64 },
+    Quota {
+        /// The quota, in bytes.
+        limit: u64,
+    },
     /// The caller's body broke off or stalled.
     #[error("{0}")]
     Body(String),
@@ -95,9 +111,13 @@ pub enum SessionError {
 /// One command as the API takes it.
 #[derive(Debug, Clone, Default)]
 pub struct CommandRequest {
+    /// The command line, run as `sh -c`.
     pub command: String,
+    /// Its wall-time limit; `None`: the sandbox's command timeout.
     pub timeout: Option<Duration>,
+    /// All of its standard input.
     pub stdin: Vec<u8>,
+    /// Variables added for this command only.
     pub env: Vec<(String, String)>,
 }
 
@@ -111,7 +131,9 @@ enum State {
 
 /// A sandbox its caller drives.
 pub struct Session {
+    /// `sbx_…`.
     pub id: String,
+    /// The organisation it belongs to.
     pub org_id: String,
     pub(super) node: Arc<dyn Node>,
     record: RunRecord,

@@ -32,12 +32,17 @@ use crate::timestamp::rfc3339;
 /// What `POST /v1/sandboxes` asked for, checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SandboxRequest {
+    /// The budget: the most it may be charged.
     pub max_cost_micros: i64,
     /// The sandbox's lifetime.
     pub timeout_seconds: u64,
+    /// It ends after this long without a request.
     pub idle_timeout_seconds: u64,
+    /// Files written before it is answered: path and bytes.
     pub files: Vec<(String, Vec<u8>)>,
+    /// Whether the store keeps none of its content.
     pub zero_data_retention: bool,
+    /// The caller's key-value pairs, kept with the sandbox.
     pub metadata: BTreeMap<String, String>,
 }
 
@@ -45,14 +50,21 @@ pub struct SandboxRequest {
 /// one): named here, so that sessions sit below the node's state, which
 /// holds them, rather than in a circle with it.
 pub trait Node: Send + Sync {
+    /// Where the session's record and events go.
     fn store(&self) -> &Arc<dyn Store>;
     /// Live timelines.
     fn hub(&self) -> &Hub;
+    /// Cuts the broker's secrets out of the session's events.
     fn scrubber(&self) -> Arc<Scrubber>;
+    /// Where its sandbox comes from.
     fn sandboxes(&self) -> &dyn SandboxSource;
+    /// Where it is registered while in flight (and hears the node's drain).
     fn in_flight(&self) -> &InFlight;
+    /// The node's metrics.
     fn metrics(&self) -> &Metrics;
+    /// What its compute and memory cost.
     fn prices(&self) -> &PricesConfig;
+    /// This node's sessions, where it is listed while it lives.
     fn sessions(&self) -> &Sessions;
 }
 
@@ -63,14 +75,17 @@ pub struct Sessions {
 }
 
 impl Sessions {
+    /// The session of sandbox `id`, if this node holds it.
     pub fn get(&self, id: &str) -> Option<Arc<Session>> {
         self.lock().get(id).cloned()
     }
 
+    /// Sessions this node holds.
     pub fn len(&self) -> usize {
         self.lock().len()
     }
 
+    /// Whether it holds none.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

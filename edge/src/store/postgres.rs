@@ -46,6 +46,8 @@ const MIGRATION_LOCK: i64 = 0x6570_6865_6d65_7261; // "ephemera"
 
 type Params<'a> = [&'a (dyn ToSql + Sync)];
 
+/// The PostgreSQL backend: a pool of connections, and a listener that wakes
+/// readers of runs on other nodes.
 pub struct PgStore {
     pool: Pool,
     /// For the listener's own connection (boxed: it is large).

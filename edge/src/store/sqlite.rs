@@ -26,12 +26,15 @@ use crate::timestamp::now_ms;
 /// Statements kept prepared: more than the store has.
 const STATEMENT_CACHE: usize = 128;
 
+/// The SQLite backend: one connection to one file, behind a lock.
 #[derive(Clone)]
 pub struct SqliteStore {
     conn: Arc<Mutex<Connection>>,
 }
 
 impl SqliteStore {
+    /// Opens the file at `path` (made, with its folder, if missing) and
+    /// migrates its schema.
     pub async fn open(path: &Path) -> Result<SqliteStore> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::DataDir {

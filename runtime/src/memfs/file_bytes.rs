@@ -18,9 +18,12 @@ use memmap2::Mmap;
 /// syscall to set up, which a few hundred bytes do not repay.
 const MAP_FROM_BYTES: u64 = 64 << 10;
 
+/// A file's contents: read into memory, or mapped from a host file.
 #[derive(Clone)]
 pub enum FileBytes {
+    /// Bytes in memory: small host files, and every file once written.
     Owned(Arc<Vec<u8>>),
+    /// A large host file, mapped read-only; copied into memory on first write.
     Mapped(Arc<Mmap>),
 }
 

@@ -31,6 +31,7 @@ use crate::bindings;
 pub struct MemFs(Arc<Mutex<Tree>>);
 
 impl MemFs {
+    /// A handle on a new empty tree with `quota`.
     pub fn new(quota: Quota) -> MemFs {
         MemFs::from_tree(Tree::new(quota))
     }
@@ -62,10 +63,12 @@ pub struct DirEntries {
 
 /// What the WASI filesystem functions need from the store.
 pub struct MemFsView<'a> {
+    /// The sandbox's tree.
     pub fs: &'a MemFs,
     /// Folders the program is given before `/`, with the path it sees
     /// each at (most programs: none).
     pub preopens: &'a [(NodeId, String)],
+    /// The store's resource table, where descriptors and listings live.
     pub table: &'a mut ResourceTable,
     /// The program's umask: taken from the mode of what it creates.
     pub umask: u32,
@@ -79,8 +82,11 @@ pub type StreamMaker<T> = Box<dyn Fn() -> T + Send + Sync>;
 /// The streams the `Stdio` nodes of the tree stand for in one program:
 /// opening `/dev/stdout` writes where its stdout goes.
 pub struct Stdio {
+    /// What `/dev/stdin` opens.
     pub stdin: StreamMaker<wasmtime_wasi::p2::DynInputStream>,
+    /// What `/dev/stdout` opens.
     pub stdout: StreamMaker<wasmtime_wasi::p2::DynOutputStream>,
+    /// What `/dev/stderr` opens.
     pub stderr: StreamMaker<wasmtime_wasi::p2::DynOutputStream>,
 }
 

@@ -41,7 +41,9 @@ pub const SANDBOX_UID: u32 = 1000;
 
 /// Permission bits asked for, as `access(2)` takes them.
 pub const MAY_READ: u32 = 4;
+/// Write permission.
 pub const MAY_WRITE: u32 = 2;
+/// Execute (for a folder: search) permission.
 pub const MAY_EXEC: u32 = 1;
 
 /// The sticky bit: in such a folder only a file's owner may remove it.
@@ -49,7 +51,9 @@ const S_ISVTX: u32 = 0o1000;
 
 /// POSIX file-type bits of `st_mode`, as `fs-meta.get-mode` reports them.
 pub const S_IFREG: u32 = 0o100_000;
+/// The type bits of a folder.
 pub const S_IFDIR: u32 = 0o040_000;
+/// The type bits of a symlink.
 pub const S_IFLNK: u32 = 0o120_000;
 pub const S_IFCHR: u32 = 0o020_000;
 
@@ -60,10 +64,14 @@ pub enum NodeKind {
     /// system layout shares its files (tens of MB of python's library)
     /// until it writes one.
     File(FileBytes),
+    /// A folder.
     Dir {
+        /// Its entries by name, without `.` and `..`.
         entries: BTreeMap<String, NodeId>,
+        /// The folder it is in (the root's is itself): where `..` leads.
         parent: NodeId,
     },
+    /// A symlink and its target, resolved when the path is.
     Symlink(String),
     /// `/dev/null`: reads end at once, writes vanish.
     Null,
@@ -82,9 +90,13 @@ pub enum NodeKind {
 /// The type of a node, without its contents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NodeType {
+    /// A regular file.
     File,
+    /// A folder.
     Dir,
+    /// A symlink.
     Symlink,
+    /// One of the devices under `/dev`.
     CharDevice,
 }
 
@@ -107,13 +119,22 @@ pub struct Node {
 /// What `stat` reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stat {
+    /// What the node is.
     pub node_type: NodeType,
+    /// Permission bits only (0o7777).
     pub mode: u32,
+    /// The owner, who is also the group.
     pub uid: u32,
+    /// Names of the node; for a folder, 2 plus its subfolders.
     pub link_count: u64,
+    /// Bytes of a file or a symlink's target; 4096 for a folder, 0 for a
+    /// device.
     pub size: u64,
+    /// Last read, since the Unix epoch.
     pub atime: Duration,
+    /// Last written, since the Unix epoch.
     pub mtime: Duration,
+    /// Last changed (contents, mode or names), since the Unix epoch.
     pub ctime: Duration,
 }
 
@@ -137,29 +158,40 @@ impl Quota {
 /// Which quota refused a change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QuotaHit {
+    /// The byte quota, `max_bytes`.
     Bytes,
+    /// The quota of files, `max_nodes`.
     Nodes,
 }
 
 /// How a timestamp is to be set.
 #[derive(Debug, Clone, Copy)]
 pub enum TimeSet {
+    /// Left as it is.
     Keep,
+    /// The current time.
     Now,
+    /// This time, since the Unix epoch.
     At(Duration),
 }
 
 /// How `open` treats the final path component.
 #[derive(Debug, Clone, Copy)]
 pub struct OpenSpec {
+    /// A symlink as the last component is followed.
     pub follow: bool,
+    /// A missing file is created (`O_CREAT`).
     pub create: bool,
+    /// With `create`: fails if it exists (`O_EXCL`).
     pub exclusive: bool,
+    /// A file is emptied (`O_TRUNC`).
     pub truncate: bool,
+    /// Only a folder will do (`O_DIRECTORY`).
     pub directory: bool,
     /// Opened for reading (a folder: for listing) or writing; checked
     /// against the node's permissions.
     pub read: bool,
+    /// Opened for writing.
     pub write: bool,
     /// Permission bits of a file it creates (the umask already applied).
     pub mode: u32,
@@ -317,6 +349,7 @@ impl Tree {
         self.baseline = (self.used_bytes, self.used_nodes);
     }
 
+    /// Node `id`; `BadDescriptor` if it has been freed.
     pub fn node(&self, id: NodeId) -> Result<&Node, FsErr> {
         self.nodes
             .get(id)
@@ -331,6 +364,7 @@ impl Tree {
             .ok_or(FsErr::BadDescriptor)
     }
 
+    /// What node `id` is.
     pub fn node_type(&self, id: NodeId) -> Result<NodeType, FsErr> {
         Ok(match self.node(id)?.kind {
             NodeKind::File(_) => NodeType::File,
@@ -599,6 +633,7 @@ impl Tree {
         }
     }
 
+    /// mkdir(2) with mode 0o755.
     pub fn mkdir(&mut self, start: NodeId, path: &str) -> Result<NodeId, FsErr> {
         self.mkdir_mode(start, path, 0o755)
     }
@@ -621,6 +656,7 @@ impl Tree {
         Ok(id)
     }
 
+    /// symlink(2): `path` made a symlink to `target`, which need not exist.
     pub fn symlink(&mut self, target: &str, start: NodeId, path: &str) -> Result<(), FsErr> {
         if target.is_empty() {
             return Err(FsErr::NoEntry);
@@ -666,6 +702,8 @@ impl Tree {
         Ok(id)
     }
 
+    /// unlink(2): removes the name of anything but a folder; an open file lives
+    /// on.
     pub fn unlink(&mut self, start: NodeId, path: &str) -> Result<(), FsErr> {
         let (dir, name) = self.lookup_parent(start, path)?;
         let id = self.child(dir, &name)?.ok_or(FsErr::NoEntry)?;
@@ -681,6 +719,7 @@ impl Tree {
         Ok(())
     }
 
+    /// rmdir(2): removes an empty folder.
     pub fn rmdir(&mut self, start: NodeId, path: &str) -> Result<(), FsErr> {
         let last = path.trim_end_matches('/').rsplit('/').next().unwrap_or("");
         if last == "." {
@@ -765,6 +804,7 @@ impl Tree {
         }
     }
 
+    /// readlink(2): the target of the symlink at `path`.
     pub fn readlink(&self, start: NodeId, path: &str) -> Result<String, FsErr> {
         let id = self.lookup(start, path, false)?;
         match &self.node(id)?.kind {
@@ -775,6 +815,7 @@ impl Tree {
 
     // ---- contents ----
 
+    /// Up to `len` bytes from `offset`; fewer at the end, none past it.
     pub fn read(&mut self, id: NodeId, offset: u64, len: usize) -> Result<Vec<u8>, FsErr> {
         let node = self.node_mut(id)?;
         let out = match &node.kind {
@@ -838,6 +879,7 @@ impl Tree {
         self.write(id, size, bytes)
     }
 
+    /// truncate(2): cuts or zero-extends a file to `size` bytes.
     pub fn set_size(&mut self, id: NodeId, size: u64) -> Result<(), FsErr> {
         let old = match &self.node(id)?.kind {
             NodeKind::File(data) => data.len() as u64,
@@ -869,6 +911,7 @@ impl Tree {
         Ok(())
     }
 
+    /// stat(2) of node `id` (a symlink's own, not its target's).
     pub fn stat(&self, id: NodeId) -> Result<Stat, FsErr> {
         let node = self.node(id)?;
         let (node_type, size, link_count) = match &node.kind {
@@ -908,6 +951,7 @@ impl Tree {
             .collect()
     }
 
+    /// utimensat(2): any time for the owner, only now for one who may write.
     pub fn set_times(&mut self, id: NodeId, atime: TimeSet, mtime: TimeSet) -> Result<(), FsErr> {
         // Setting both to now needs only write permission; any other time
         // needs ownership (utimensat(2)).
@@ -932,6 +976,7 @@ impl Tree {
         Ok(())
     }
 
+    /// chmod(2): only the owner (or root) may.
     pub fn set_mode(&mut self, id: NodeId, mode: u32) -> Result<(), FsErr> {
         self.require_owner(id)?;
         let node = self.node_mut(id)?;

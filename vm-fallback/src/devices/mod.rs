@@ -26,6 +26,7 @@ pub enum PortEvent {
 
 /// The port-I/O devices of one Linux guest.
 pub struct LegacyDevices {
+    /// COM1, the guest kernel's console.
     pub console: Console,
 }
 

@@ -65,6 +65,7 @@ pub struct Console {
 }
 
 impl Console {
+    /// COM1 at reset, raising its interrupt through `irq`.
     pub fn new(irq: EventFd) -> Console {
         let log = ConsoleLog::default();
         Console {
@@ -91,6 +92,7 @@ impl Console {
         self.uart.state().into()
     }
 
+    /// A handle on what the guest has written, shared with the UART.
     pub fn log(&self) -> ConsoleLog {
         self.log.clone()
     }

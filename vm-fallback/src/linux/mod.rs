@@ -49,10 +49,12 @@ const APIC_MODE_NMI: u32 = 0x4;
 /// The virtio console's MMIO window: above RAM, below 4 GiB, where a PC
 /// has no devices; and its interrupt line, the first free ISA one.
 pub const VIRTIO_CONSOLE_BASE: u64 = 0xD000_0000;
+/// The virtio console's interrupt line.
 pub const VIRTIO_CONSOLE_IRQ: u32 = 5;
 /// The read-only disk's window, right above the console's, and its
 /// interrupt line (a PC's floppy line; a microVM has no floppy).
 pub const VIRTIO_DISK_BASE: u64 = VIRTIO_CONSOLE_BASE + MMIO_SIZE;
+/// The read-only disk's interrupt line.
 pub const VIRTIO_DISK_IRQ: u32 = 6;
 /// The disk's id, as the guest reads it (`/sys/block/vda/serial`).
 const DISK_ID: &str = "ephemeral-programs";
@@ -60,30 +62,45 @@ const DISK_ID: &str = "ephemeral-programs";
 const FPU_CONTROL_WORD: u16 = 0x37F;
 const MXCSR_DEFAULT: u32 = 0x1F80;
 
+/// Why a Linux guest could not be booted, restored or given its devices.
 #[derive(Debug, thiserror::Error)]
 pub enum LinuxError {
+    /// A KVM call on the VM failed.
     #[error(transparent)]
     Vm(#[from] VmError),
+    /// A KVM call on the vCPU failed.
     #[error(transparent)]
     Vcpu(#[from] VcpuError),
+    /// The kernel file could not be opened.
     #[error("cannot read the kernel {path}: {source}")]
     Kernel {
+        /// The kernel's path.
         path: PathBuf,
+        /// The error.
         source: std::io::Error,
     },
+    /// The kernel ELF could not be loaded into guest memory.
     #[error("cannot load the kernel: {0}")]
     Load(#[from] linux_loader::loader::Error),
+    /// The boot setup (page tables, zero page, command line, initramfs) does
+    /// not fit.
     #[error("the guest setup does not fit: {0}")]
     Setup(String),
+    /// An eventfd for a device's interrupt could not be made.
     #[error("cannot make the console's interrupt: {0}")]
     Irq(std::io::Error),
+    /// Taking or restoring the snapshot failed.
     #[error(transparent)]
     Snapshot(#[from] crate::snapshot::SnapshotError),
+    /// A snapshot's device state that our devices cannot be restored to.
     #[error("the snapshot's device state is not one our devices can be in: {0}")]
     DeviceState(String),
+    /// The disk image could not be opened.
     #[error("the disk image {path}: {source}")]
     Disk {
+        /// The image's path.
         path: PathBuf,
+        /// The error.
         source: std::io::Error,
     },
 }
@@ -95,7 +112,9 @@ pub struct LinuxGuest {
     pub kernel: PathBuf,
     /// A newc cpio archive, uncompressed.
     pub initramfs: Vec<u8>,
+    /// The kernel command line (the disk's device is added to it).
     pub cmdline: String,
+    /// Guest RAM, in MiB.
     pub memory_mib: usize,
     /// A read-only disk image (`/dev/vda` in the guest), if any: large
     /// read-only files every VM of a template shares from the host's file
@@ -330,6 +349,7 @@ impl LinuxVm {
         String::from_utf8_lossy(&self.console.contents()).into_owned()
     }
 
+    /// The VM the guest runs in.
     pub fn vm(&self) -> &Vm {
         &self.vm
     }

@@ -71,6 +71,8 @@ impl LinuxSnapshot {
         self.replay = bytes;
     }
 
+    /// What the guest wrote to its channel before the cut (see
+    /// [`LinuxSnapshot::set_replay`]).
     pub fn replay(&self) -> &[u8] {
         &self.replay
     }

@@ -10,6 +10,7 @@ use vm_memory::ByteValued;
 pub const ZERO_PAGE_START: u64 = 0x7000;
 /// The command line's address and its room.
 pub const CMDLINE_START: u64 = 0x2_0000;
+/// The command line's room in bytes, its terminating NUL included.
 pub const CMDLINE_MAX: usize = 4096;
 /// Start of "high" memory: everything from 1 MiB up is RAM for the kernel.
 pub const HIMEM_START: u64 = 0x10_0000;

@@ -18,15 +18,20 @@ const CPU_PERIOD_US: u64 = 100_000;
 /// Caps for one worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CgroupLimits {
+    /// Memory of everything in it together, swap included where accounted.
     pub memory_bytes: u64,
+    /// Threads and processes in it together.
     pub max_tasks: u64,
     /// CPU time per wall second, in thousandths of a CPU.
     pub cpu_millis: u64,
 }
 
+/// Which cgroup layout the host has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CgroupVersion {
+    /// One hierarchy per controller (`memory`, `pids`, `cpu`).
     V1,
+    /// The unified hierarchy.
     V2,
 }
 
@@ -45,6 +50,7 @@ pub fn detect() -> Option<CgroupVersion> {
         .then_some(CgroupVersion::V1)
 }
 
+/// One worker's cgroup: a folder under `ephemeral/` in each hierarchy.
 #[derive(Debug)]
 pub struct Cgroup {
     version: CgroupVersion,
@@ -103,6 +109,7 @@ impl Cgroup {
         fs::read_to_string(self.dir(controller).join(file)).unwrap_or_default()
     }
 
+    /// Writes `limits` to the cgroup's controllers.
     pub fn set_limits(&self, limits: CgroupLimits) -> io::Result<()> {
         self.set_memory(limits.memory_bytes)?;
         let quota = limits.cpu_millis * CPU_PERIOD_US / 1000;

@@ -17,8 +17,11 @@ use crate::protocol::{FileOp, FileRefusal, FileReply, Probe};
 /// What a command reports while it runs.
 #[derive(Debug)]
 pub enum ExecEvent {
+    /// A chunk of its output, in order.
     Output(Stream, Vec<u8>),
+    /// It ended: the last event.
     Exit(ExecOutcome),
+    /// The worker failed; the command has no outcome. The last event.
     Failed(String),
 }
 
@@ -27,6 +30,7 @@ pub enum ExecEvent {
 pub struct WorkerFailure {
     /// `memory`, `seccomp`, `worker_crashed`, `worker_hung` or `protocol`.
     pub cause: &'static str,
+    /// What happened, for the run's error.
     pub message: String,
 }
 
@@ -34,9 +38,13 @@ pub struct WorkerFailure {
 /// and what it adds to the environment (this command only).
 #[derive(Debug, Clone, Default)]
 pub struct Command {
+    /// The command line, run as `sh -c`.
     pub command: String,
+    /// Its wall-time limit.
     pub timeout: Duration,
+    /// All of its standard input.
     pub stdin: Vec<u8>,
+    /// Variables added for this command only.
     pub env: Vec<(String, String)>,
 }
 
@@ -46,7 +54,9 @@ pub enum FileFailure {
     /// The sandbox refused it (a bad path, no such file, the quota…).
     #[error("{message}")]
     Refused {
+        /// The reason, as the API names it.
         refusal: FileRefusal,
+        /// The runtime's message, with the path.
         message: String,
     },
     /// The worker is gone.

@@ -27,6 +27,7 @@ pub struct IdleWorker {
     config: Option<WorkerConfig>,
     /// When the spawn began, and how long until `Ready`.
     pub spawned: Instant,
+    /// How long after `spawned` it said `Ready`.
     pub ready_in: Duration,
 }
 
@@ -38,12 +39,17 @@ impl std::fmt::Debug for IdleWorker {
     }
 }
 
+/// Why a worker could not be made ready or given its run.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
+    /// The process could not be made.
     #[error(transparent)]
     Spawn(#[from] SpawnError),
+    /// It died, timed out or said something else before `Ready`.
     #[error("the worker failed before it was ready: {0}")]
     NotReady(String),
+    /// Giving it its run failed: the memory cap, the stream or the worker's
+    /// answer.
     #[error("the worker refused the run: {0}")]
     Refused(String),
 }

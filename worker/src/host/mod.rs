@@ -30,10 +30,12 @@ pub struct WorkerConfig {
     /// The binary and the arguments that make it a worker
     /// (`ephemeral worker`).
     pub program: PathBuf,
+    /// Its arguments before the worker's own.
     pub program_args: Vec<String>,
     /// The precompiled component cache and the programs folder, bound
     /// read-only into every worker.
     pub cache_dir: PathBuf,
+    /// The programs folder.
     pub programs_dir: PathBuf,
     /// Size cap of the worker's root tmpfs.
     pub tmpfs_bytes: u64,
@@ -42,11 +44,13 @@ pub struct WorkerConfig {
     pub memory_overhead_bytes: u64,
     /// Threads and processes of one worker.
     pub max_tasks: u64,
+    /// Open files of one worker at once.
     pub max_open_files: u64,
     /// CPU per wall second, in thousandths of a CPU.
     pub cpu_millis: u64,
     /// How long a new worker may take to be ready.
     pub ready_timeout: Duration,
+    /// Which cgroup hierarchy this host has.
     pub cgroups: CgroupVersion,
     /// The program is a microVM's VMM (`ephemeral-vmm serve`) whose guest
     /// runs the worker: every `Start` then carries a guest identity — the
@@ -57,10 +61,15 @@ pub struct WorkerConfig {
 
 /// Defaults: what a run's worker gets unless the server says otherwise.
 pub const DEFAULT_TMPFS_BYTES: u64 = 4 << 20;
+/// Default `memory_overhead_bytes`.
 pub const DEFAULT_MEMORY_OVERHEAD_BYTES: u64 = 384 << 20;
+/// Default `max_tasks`.
 pub const DEFAULT_MAX_TASKS: u64 = 64;
+/// Default `max_open_files`.
 pub const DEFAULT_MAX_OPEN_FILES: u64 = 256;
+/// Default `cpu_millis`: one whole CPU.
 pub const DEFAULT_CPU_MILLIS: u64 = 1000;
+/// Default `ready_timeout`.
 pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl WorkerConfig {

@@ -20,6 +20,8 @@ const RETRY_AFTER: Duration = Duration::from_secs(1);
 /// start, and the first are ready at once.
 const SPAWNING_PER_CORE: usize = 2;
 
+/// Jailed workers with their engines warm, kept ready for runs and refilled in
+/// the background.
 pub struct WorkerPool {
     config: WorkerConfig,
     size: usize,
@@ -52,6 +54,7 @@ impl WorkerPool {
         pool
     }
 
+    /// How its workers are made.
     pub fn config(&self) -> &WorkerConfig {
         &self.config
     }
@@ -105,6 +108,7 @@ impl WorkerPool {
         self.lock().len()
     }
 
+    /// Why the last spawn failed, if it did: for health reports.
     pub fn last_error(&self) -> Option<String> {
         self.last_error
             .lock()

@@ -8,6 +8,7 @@ use std::os::unix::net::UnixStream;
 
 use super::cgroup::Cgroup;
 
+/// A worker process, killed and reaped (its cgroup removed) when dropped.
 #[derive(Debug)]
 pub struct WorkerProcess {
     pub(crate) pid: libc::pid_t,
@@ -21,7 +22,9 @@ pub struct WorkerProcess {
 /// How a worker process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
+    /// It exited with this code.
     Code(i32),
+    /// A signal ended it.
     Signal(i32),
 }
 
@@ -46,10 +49,12 @@ impl WorkerProcess {
         })
     }
 
+    /// The worker's pid on the host.
     pub fn pid(&self) -> u32 {
         self.pid as u32
     }
 
+    /// The cgroup it runs in: its caps and what they counted.
     pub fn cgroup(&self) -> &Cgroup {
         &self.cgroup
     }

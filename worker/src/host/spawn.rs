@@ -19,14 +19,19 @@ use super::process::WorkerProcess;
 use crate::entry::STREAM_FD;
 use crate::jail::{HOST_UID_BASE, WORKER_UID};
 
+/// Why a worker process could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum SpawnError {
+    /// A system call of one step failed.
     #[error("cannot start a worker: {step}: {source}")]
     Os {
+        /// The step, by name (`"create the cgroup"`, ...).
         step: &'static str,
+        /// The call's error.
         #[source]
         source: std::io::Error,
     },
+    /// The request cannot be made into a process (a NUL in an argument).
     #[error("cannot start a worker: {0}")]
     Invalid(String),
 }

@@ -55,6 +55,7 @@ const INT_USED_BUFFER: u32 = 1;
 /// the snapshot's to name (see `linux::snapshot`).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct BlockState {
+    /// The MMIO transport, with the one queue.
     pub transport: TransportState,
 }
 

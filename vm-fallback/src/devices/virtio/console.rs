@@ -43,7 +43,9 @@ struct State {
 /// pushed that the guest had not taken yet.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ConsoleState {
+    /// The MMIO transport, with both queues.
     pub transport: TransportState,
+    /// Bytes the host pushed that no guest buffer had taken yet.
     pub pending: Vec<u8>,
 }
 
@@ -56,6 +58,8 @@ pub struct VirtioConsole {
 }
 
 impl VirtioConsole {
+    /// A console at reset over the guest's `memory`; its interrupt goes through
+    /// `irq`, the guest's output to `sink`.
     pub fn new(memory: Arc<GuestMemory>, irq: EventFd, sink: ConsoleSink) -> VirtioConsole {
         let queues = (0..2)
             .map(|_| Queue::new(QUEUE_SIZE).expect("a power-of-two queue size is valid"))

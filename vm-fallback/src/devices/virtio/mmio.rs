@@ -63,13 +63,23 @@ pub(super) struct Transport {
 /// The transport's state in a snapshot: plain data.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TransportState {
+    /// Features the device offers.
     pub device_features: u64,
+    /// Features the driver accepted.
     pub driver_features: u64,
+    /// Which 32 bits of `device_features` the driver reads
+    /// (`DeviceFeaturesSel`).
     pub features_sel: u32,
+    /// Which 32 bits of `driver_features` the driver writes
+    /// (`DriverFeaturesSel`).
     pub driver_features_sel: u32,
+    /// The device status the driver set (`ACKNOWLEDGE`, `DRIVER_OK`, ...).
     pub status: u32,
+    /// The queue the queue registers address (`QueueSel`).
     pub queue_sel: u32,
+    /// Interrupt causes not yet acknowledged (`InterruptStatus`).
     pub interrupt_status: u32,
+    /// Each queue's state, by index.
     pub queues: Vec<SavedQueue>,
 }
 

@@ -21,10 +21,13 @@ pub struct Notifier {
     thread: Option<JoinHandle<()>>,
 }
 
+/// Why the notification thread could not be started.
 #[derive(Debug, thiserror::Error)]
 pub enum NotifierError {
+    /// KVM refused an ioeventfd.
     #[error(transparent)]
     Vm(#[from] VmError),
+    /// An eventfd or the thread could not be made.
     #[error("queue notifications: {0}")]
     Io(#[from] std::io::Error),
 }
