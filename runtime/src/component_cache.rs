@@ -195,22 +195,56 @@ impl ComponentCache {
     /// A valid entry's component, or `None` if the file is damaged or was
     /// made by an incompatible engine.
     fn load(&self, engine: &Engine, path: &Path) -> Option<Component> {
-        let bytes = fs::read(path).ok()?;
-        let body_len = bytes.len().checked_sub(CHECKSUM_LEN)?;
-        let (body, checksum) = bytes.split_at(body_len);
-        if blake3::hash(body).as_bytes() != checksum {
-            return None;
+        if !self.checked_before(path) {
+            let bytes = fs::read(path).ok()?;
+            let body_len = bytes.len().checked_sub(CHECKSUM_LEN)?;
+            let (body, checksum) = bytes.split_at(body_len);
+            if blake3::hash(body).as_bytes() != checksum {
+                return None;
+            }
+            drop(bytes);
+            self.mark_checked(path);
         }
-        drop(bytes);
         // SAFETY: wasmtime requires that deserialized bytes come from
         // `Engine::precompile_*` of a compatible engine and were not
         // tampered with. The checksum proves the body is exactly what
-        // `store` wrote (entries are replaced by rename, never rewritten in
-        // place), the file name encodes the engine's compatibility hash,
-        // and wasmtime re-checks that compatibility on load. Mapping the
-        // file rather than copying it lets every process that loads the
-        // same entry share its code pages.
+        // `store` wrote — checked just now, or by an earlier load of this
+        // very file (same inode, length and modification time: entries are
+        // replaced by rename, never rewritten in place) — the file name
+        // encodes the engine's compatibility hash, and wasmtime re-checks
+        // that compatibility on load. Mapping the file rather than copying
+        // it lets every process that loads the same entry share its code
+        // pages.
         unsafe { Component::deserialize_file(engine, path) }.ok()
+    }
+
+    /// Whether an earlier load verified this very file. Reading and hashing
+    /// the shell's entry was a third of a jailed worker's start; the server
+    /// checks it once and its workers map it.
+    fn checked_before(&self, path: &Path) -> bool {
+        let Some(identity) = EntryIdentity::of(path) else {
+            return false;
+        };
+        fs::read_to_string(checked_marker(path)).is_ok_and(|said| said.trim() == identity)
+    }
+
+    /// Notes that `path` as it is now passed its checksum (where the folder
+    /// is writable; a read-only cache only costs the check next time).
+    fn mark_checked(&self, path: &Path) {
+        let Some(identity) = EntryIdentity::of(path) else {
+            return;
+        };
+        let written = tempfile::NamedTempFile::new_in(&self.dir).and_then(|mut tmp| {
+            writeln!(tmp, "{identity}")?;
+            use std::os::unix::fs::PermissionsExt;
+            tmp.as_file()
+                .set_permissions(fs::Permissions::from_mode(0o644))?;
+            tmp.persist(checked_marker(path)).map_err(|e| e.error)?;
+            Ok(())
+        });
+        if let Err(e) = written {
+            tracing::debug!(path = %path.display(), error = %e, "cannot note a checked entry");
+        }
     }
 
     /// Writes an entry atomically: a reader sees the old file, no file, or
@@ -229,8 +263,6 @@ impl ComponentCache {
     }
 }
 
-/// Feeds `Hash` output into BLAKE3, so the key is stable across processes
-/// (unlike `DefaultHasher`'s).
 /// What the index knows a program's file by: its length and the second it
 /// was last modified (all a disk image keeps of the time).
 struct FileStamp {
@@ -249,6 +281,31 @@ impl FileStamp {
     }
 }
 
+/// An entry file's identity: a rename makes a new one.
+struct EntryIdentity;
+
+impl EntryIdentity {
+    fn of(path: &Path) -> Option<String> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = fs::metadata(path).ok()?;
+        Some(format!(
+            "{} {} {} {}.{}",
+            meta.dev(),
+            meta.ino(),
+            meta.len(),
+            meta.mtime(),
+            meta.mtime_nsec()
+        ))
+    }
+}
+
+/// Where an entry's "checked" note is kept.
+fn checked_marker(entry: &Path) -> PathBuf {
+    entry.with_extension("checked")
+}
+
+/// Feeds `Hash` output into BLAKE3, so the key is stable across processes
+/// (unlike `DefaultHasher`'s).
 struct KeyHasher(blake3::Hasher);
 
 impl Hasher for KeyHasher {

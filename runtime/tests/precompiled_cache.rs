@@ -56,6 +56,31 @@ fn corrupt_entries_are_rebuilt() {
 }
 
 #[test]
+fn a_checked_entry_is_trusted_until_it_is_replaced() {
+    let engine = common::runtime().engine().clone();
+    let (_dir, cache) = fresh_cache();
+    cache.load_or_compile(&engine, "shell", SHELL_WASM).unwrap();
+    let path = cache.entry_path(&engine, "shell", SHELL_WASM);
+    let marker = path.with_extension("checked");
+    assert!(!marker.exists(), "compiled, not yet checked");
+    let (_, outcome) = cache.load_or_compile(&engine, "shell", SHELL_WASM).unwrap();
+    assert_eq!(outcome, CacheOutcome::Hit);
+    assert!(marker.exists(), "a load that checked the entry notes it");
+    let (_, outcome) = cache.load_or_compile(&engine, "shell", SHELL_WASM).unwrap();
+    assert_eq!(outcome, CacheOutcome::Hit);
+
+    // Replaced by rename, as entries are: the note is for another file.
+    let mut damaged = std::fs::read(&path).unwrap();
+    let middle = damaged.len() / 2;
+    damaged[middle] ^= 0x40;
+    let other = path.with_extension("tmp");
+    std::fs::write(&other, &damaged).unwrap();
+    std::fs::rename(&other, &path).unwrap();
+    let (_, outcome) = cache.load_or_compile(&engine, "shell", SHELL_WASM).unwrap();
+    assert_eq!(outcome, CacheOutcome::Rebuilt);
+}
+
+#[test]
 fn another_component_gets_another_entry() {
     let engine = common::runtime().engine().clone();
     let (_dir, cache) = fresh_cache();
