@@ -14,7 +14,9 @@
 #      `console` (a large balance) and `poor` (1,000 micros, for a 402);
 #   4. runs `node --test tests/*.test.mjs`, which drive Debian's headless
 #      Chromium (/usr/bin/chromium, or $CHROMIUM) with puppeteer-core from
-#      ./build.sh --deps. Screenshots land in screenshots/.
+#      ./build.sh --deps. Screenshots land in a temporary folder, or in
+#      screenshots/ (the README's, checked in) with UPDATE_SCREENSHOTS=1,
+#      so a test run leaves the clone as it found it.
 #
 #   EPHEMERAL_BIN=path/to/ephemeral   the server binary
 #   CHROMIUM=path/to/chromium          the browser (default /usr/bin/chromium)
@@ -145,7 +147,11 @@ say "server at $EPHEMERAL_URL, fake model at $FAKE_LLM_URL"
 
 # 4. The tests, one file after another (each starts its own browser; the
 # machine's cores are shared).
-export SCREENSHOTS_DIR="$here/screenshots"
+if [[ "${UPDATE_SCREENSHOTS:-}" == 1 ]]; then
+    export SCREENSHOTS_DIR="$here/screenshots"
+else
+    export SCREENSHOTS_DIR="$work/screenshots"
+fi
 mkdir -p "$SCREENSHOTS_DIR"
 # Test files named among the arguments run instead of all of them.
 reporter=(--test-reporter=spec)
