@@ -65,6 +65,7 @@ pub async fn follow_run(follow: &Follow, body: String) -> anyhow::Result<Followe
         outcome: None,
         last: 0,
         live_files: Vec::new(),
+        vm: Vm::default(),
     };
     if !follow.json {
         out(&format!("run {run_id}"));
@@ -120,6 +121,31 @@ struct View {
     outcome: Option<EventKind>,
     last: i64,
     live_files: Vec<(String, Vec<u8>)>,
+    /// The sandbox's lane: "MicroVM" for a microVM (as on the seed page),
+    /// "Sandbox" for any other isolation, named on `vm.ready`.
+    vm: Vm,
+}
+
+/// How the sandbox's lane and lines are named.
+#[derive(Clone, Copy, Default)]
+struct Vm {
+    micro: bool,
+}
+
+impl Vm {
+    fn of(isolation: &str) -> Vm {
+        Vm {
+            micro: isolation.starts_with("kvm"),
+        }
+    }
+
+    fn lane(self) -> &'static str {
+        if self.micro { "MicroVM" } else { "Sandbox" }
+    }
+
+    fn noun(self) -> &'static str {
+        if self.micro { "microVM" } else { "sandbox" }
+    }
 }
 
 impl View {
@@ -141,6 +167,9 @@ impl View {
             if kind.is_some_and(EventKind::is_outcome) {
                 self.outcome = kind;
             }
+            if kind == Some(EventKind::VmReady) {
+                self.vm = Vm::of(data["isolation"].as_str().unwrap_or(""));
+            }
             if kind == Some(EventKind::FileContent)
                 && let Some(file) = live_file(&data)
             {
@@ -152,9 +181,9 @@ impl View {
                         .to_string(),
                 );
             } else {
-                let partial = &mut self.partial;
+                let (partial, vm) = (&mut self.partial, self.vm);
                 self.spinner
-                    .suspend(|| print_event(&event.event, kind, &data, partial));
+                    .suspend(|| print_event(&event.event, kind, &data, partial, vm));
                 self.spinner.set_message(waiting_for(kind, &data));
             }
             let _ = std::io::stdout().flush();
@@ -279,7 +308,7 @@ fn live_file(d: &Value) -> Option<(String, Vec<u8>)> {
         .then(|| (d["path"].as_str().unwrap_or("").to_string(), bytes))
 }
 
-fn print_event(name: &str, kind: Option<EventKind>, d: &Value, partial: &mut [String; 2]) {
+fn print_event(name: &str, kind: Option<EventKind>, d: &Value, partial: &mut [String; 2], vm: Vm) {
     if kind == Some(EventKind::ShellExit) {
         flush_lines(partial, true);
     }
@@ -295,15 +324,16 @@ fn print_event(name: &str, kind: Option<EventKind>, d: &Value, partial: &mut [St
             ),
         ),
         Some(EventKind::VmReady) => lane(
-            "MicroVM",
+            vm.lane(),
             format!(
-                "microVM ready · isolation {} · {} ms",
+                "{} ready · isolation {} · {} ms",
+                vm.noun(),
                 d["isolation"].as_str().unwrap_or("?"),
                 d["ready_ms"]
             ),
         ),
         Some(EventKind::WorkerStarted) => lane(
-            "MicroVM",
+            vm.lane(),
             format!(
                 "worker started · shell {} · web {}",
                 on_off(&d["shell"]),
@@ -374,8 +404,8 @@ fn print_event(name: &str, kind: Option<EventKind>, d: &Value, partial: &mut [St
             lane("Ended", d["end_reason"].as_str().unwrap_or("?").to_string())
         }
         Some(EventKind::VmDestroyed) => lane(
-            "MicroVM",
-            format!("microVM destroyed after {} ms", d["lifetime_ms"]),
+            vm.lane(),
+            format!("{} destroyed after {} ms", vm.noun(), d["lifetime_ms"]),
         ),
         Some(EventKind::WorkerDestroyed) => {
             let micros = |v: &Value| dollars(v.as_i64().unwrap_or(0));
