@@ -79,6 +79,59 @@ async fn every_page_is_the_app_under_a_strict_policy() {
         .await
         .unwrap();
     assert_eq!(again.status(), 304);
+
+    // The app's script by its content address: kept for good, and gzipped
+    // for a browser that takes it (the same bytes once unzipped).
+    let html = client()
+        .get(format!("{}/runs", server.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let script = html
+        .split("<script src=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the app's script")
+        .to_string();
+    assert!(script.contains("?v="), "{script}");
+    let plain = client()
+        .get(format!("{}{script}", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(plain.status(), 200);
+    assert!(
+        plain.headers()["cache-control"]
+            .to_str()
+            .unwrap()
+            .contains("immutable")
+    );
+    assert!(plain.headers().get("content-encoding").is_none());
+    let plain = plain.bytes().await.unwrap();
+    let zipped = client()
+        .get(format!("{}{script}", server.base))
+        .header("accept-encoding", "br;q=1.0, gzip;q=0.8")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(zipped.headers()["content-encoding"], "gzip");
+    let zipped = zipped.bytes().await.unwrap();
+    assert!(
+        zipped.len() * 2 < plain.len(),
+        "{} of {}",
+        zipped.len(),
+        plain.len()
+    );
+    let mut unzipped = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(&zipped[..]),
+        &mut unzipped,
+    )
+    .unwrap();
+    assert_eq!(unzipped, plain);
     server.stop().await;
 }
 
