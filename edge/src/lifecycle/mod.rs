@@ -346,15 +346,20 @@ async fn drive(
     };
     let ended = {
         let work = executor.execute(&ctx);
+        // A sandbox that failed under a command also cuts that command
+        // short, and the executor may finish on it: the failure is known
+        // first (the worker's driver says it before the command hears of
+        // it) and is looked at first, so the run ends `sandbox_failed`.
         tokio::select! {
-            outcome = work => Ended::Executor(outcome),
-            _ = tokio::time::sleep_until(deadline.into()) => Ended::TimedOut,
-            _ = wait_true(cancel) => Ended::Cancelled,
-            _ = wait_true(meter.exceeded()) => Ended::BudgetExceeded,
+            biased;
             failure = sandbox_failed => Ended::SandboxFailed(RunError::new(
                 "sandbox_failed",
                 format!("{}: {}", failure.cause, failure.message),
             )),
+            outcome = work => Ended::Executor(outcome),
+            _ = tokio::time::sleep_until(deadline.into()) => Ended::TimedOut,
+            _ = wait_true(cancel) => Ended::Cancelled,
+            _ = wait_true(meter.exceeded()) => Ended::BudgetExceeded,
             ended = tick(edge, &record.id, &meter, with_sandbox.then_some(vm_started)) => ended,
         }
     };

@@ -308,6 +308,9 @@ impl Driver {
         };
         if let Some(failure) = failure {
             tracing::warn!(pid = ?self.body.pid(), cause = failure.cause, message = %failure.message, "worker failed");
+            // The failure is known before any command hears of it: whoever
+            // sees a command cut short by it can already tell why.
+            let _ = self.failure.send(Some(failure.clone()));
             if let Some(r) = self.running.take() {
                 let _ = r.events.send(ExecEvent::Failed(failure.message.clone()));
             }
@@ -316,7 +319,6 @@ impl Driver {
                     let _ = events.send(ExecEvent::Failed(failure.message.clone()));
                 }
             }
-            let _ = self.failure.send(Some(failure));
         }
         // Reaped and its cgroup removed off the async threads.
         let body = self.body;
