@@ -28,6 +28,7 @@ pub mod config;
 pub(crate) mod executor;
 pub mod ids;
 pub(crate) mod in_flight;
+pub mod install;
 pub mod isolation;
 pub(crate) mod ledger;
 pub mod lifecycle;

@@ -10,7 +10,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ephemeral_runtime::{Runtime, RuntimeConfig};
+use ephemeral_runtime::Runtime;
+
+use crate::install::Layout;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
@@ -73,10 +75,11 @@ impl Server {
     pub async fn start(config: Config) -> Result<Server, ServerError> {
         let store =
             crate::store::open(config.database_url.as_deref(), &config.sqlite_path()).await?;
-        let runtime = tokio::task::spawn_blocking(|| Runtime::new(RuntimeConfig::default()))
-            .await
-            .map_err(|e| ServerError::Runtime(e.to_string()))?
-            .map_err(|e| ServerError::Runtime(e.to_string()))?;
+        let runtime =
+            tokio::task::spawn_blocking(|| Runtime::new(Layout::detect().runtime_config()))
+                .await
+                .map_err(|e| ServerError::Runtime(e.to_string()))?
+                .map_err(|e| ServerError::Runtime(e.to_string()))?;
         let choice = Choice {
             wanted: config.isolation,
             minimum: config.min_isolation,

@@ -77,6 +77,12 @@ const WORKER: &[libc::c_long] = &[
     libc::SYS_pread64,
     libc::SYS_pwrite64,
     libc::SYS_openat,
+    // musl (the static release's worker) calls the old `open`, `stat` and
+    // `lstat`, where glibc calls `openat` and `newfstatat`: the same
+    // operations.
+    libc::SYS_open,
+    libc::SYS_stat,
+    libc::SYS_lstat,
     libc::SYS_newfstatat,
     libc::SYS_lseek,
     libc::SYS_getdents64,

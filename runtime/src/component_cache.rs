@@ -14,6 +14,12 @@
 //! the cache's index, `programs.index`: the program's file (by name, length
 //! and modification second) and its checked entry. A process that finds its
 //! program there maps the entry at once (see [`ComponentCache::indexed`]).
+//!
+//! A release ships its components precompiled (for a portable CPU) in a
+//! read-only folder: the cache's *seed*. An entry missing here but present
+//! there is linked in (copied across filesystems) before it is used, so a
+//! fresh install compiles nothing and the writable cache still gets its
+//! "checked" notes, locks and index.
 
 use std::fs;
 use std::hash::{Hash, Hasher};
@@ -43,12 +49,23 @@ pub enum CacheOutcome {
 /// The on-disk cache of precompiled components.
 pub struct ComponentCache {
     dir: PathBuf,
+    seed: Option<PathBuf>,
 }
 
 impl ComponentCache {
     /// A cache in `dir`, made on first use.
     pub fn new(dir: impl Into<PathBuf>) -> ComponentCache {
-        ComponentCache { dir: dir.into() }
+        ComponentCache {
+            dir: dir.into(),
+            seed: None,
+        }
+    }
+
+    /// The same cache, taking entries it lacks from the read-only folder
+    /// `seed` (a release's precompiled components) when that has them.
+    pub fn with_seed(mut self, seed: Option<PathBuf>) -> ComponentCache {
+        self.seed = seed;
+        self
     }
 
     /// The folder the entries are kept in.
@@ -56,13 +73,43 @@ impl ComponentCache {
         &self.dir
     }
 
-    /// The file that holds (or will hold) `wasm` compiled for `engine`.
+    /// The file that holds (or will hold) `wasm` compiled for `engine`,
+    /// taken from the seed if this folder lacks it and the seed has it.
     pub fn entry_path(&self, engine: &Engine, name: &str, wasm: &[u8]) -> PathBuf {
         let mut key = KeyHasher(blake3::Hasher::new());
         key.0.update(wasm);
         engine.precompile_compatibility_hash().hash(&mut key);
         let hex = key.0.finalize().to_hex();
-        self.dir.join(format!("{name}-{}.cwasm", &hex[..32]))
+        let path = self.dir.join(format!("{name}-{}.cwasm", &hex[..32]));
+        self.adopt(&path);
+        path
+    }
+
+    /// Brings the seed's copy of entry `path` in if this folder lacks it:
+    /// a hard link (the same pages for every process), else a copy. A
+    /// failure only leaves the entry to be compiled.
+    fn adopt(&self, path: &Path) {
+        let (Some(seed), Some(file)) = (&self.seed, path.file_name()) else {
+            return;
+        };
+        let from = seed.join(file);
+        if path.exists() || !from.is_file() {
+            return;
+        }
+        let adopted = fs::create_dir_all(&self.dir).and_then(|()| {
+            let tmp = self.dir.join(format!(".{}.seed", file.to_string_lossy()));
+            let _ = fs::remove_file(&tmp);
+            if fs::hard_link(&from, &tmp).is_err() {
+                fs::copy(&from, &tmp)?;
+            }
+            fs::rename(&tmp, path)
+        });
+        match adopted {
+            Ok(()) => tracing::debug!(entry = %path.display(), "taken from the seed"),
+            Err(e) => {
+                tracing::warn!(entry = %path.display(), error = %e, "cannot take the seed's entry")
+            }
+        }
     }
 
     /// Makes sure an entry for `wasm` exists, compiling it if not, without
@@ -134,20 +181,9 @@ impl ComponentCache {
     /// `wasm`, if the index has one for that file as it is now (same
     /// length, same modification second) and the entry is there.
     pub fn indexed(&self, name: &str, wasm: &Path) -> Option<PathBuf> {
-        let stamp = FileStamp::of(wasm)?;
-        let index = fs::read_to_string(self.dir.join(INDEX)).ok()?;
-        let entry = index.lines().find_map(|line| {
-            let words: Vec<&str> = line.split(' ').collect();
-            let [program, len, mtime, file] = words.as_slice() else {
-                return None;
-            };
-            let fresh = *program == name
-                && len.parse() == Ok(stamp.len)
-                && mtime.parse() == Ok(stamp.mtime);
-            // An entry is a file name of this folder, nothing else.
-            (fresh && !file.contains('/') && file.ends_with(".cwasm")).then(|| self.dir.join(file))
-        })?;
-        entry.is_file().then_some(entry)
+        // Not the seed's index: an entry taken from the seed is checked
+        // (and so noted for the workers) before this index names it.
+        index_lookup(&self.dir, name, wasm)
     }
 
     /// Writes down in the index that `entry` (checked or just compiled) is
@@ -297,6 +333,24 @@ impl EntryIdentity {
             meta.mtime_nsec()
         ))
     }
+}
+
+/// The entry the index in `dir` names for program `name` as the file
+/// `wasm` is now, if that entry is there.
+fn index_lookup(dir: &Path, name: &str, wasm: &Path) -> Option<PathBuf> {
+    let stamp = FileStamp::of(wasm)?;
+    let index = fs::read_to_string(dir.join(INDEX)).ok()?;
+    let entry = index.lines().find_map(|line| {
+        let words: Vec<&str> = line.split(' ').collect();
+        let [program, len, mtime, file] = words.as_slice() else {
+            return None;
+        };
+        let fresh =
+            *program == name && len.parse() == Ok(stamp.len) && mtime.parse() == Ok(stamp.mtime);
+        // An entry is a file name of this folder, nothing else.
+        (fresh && !file.contains('/') && file.ends_with(".cwasm")).then(|| dir.join(file))
+    })?;
+    entry.is_file().then_some(entry)
 }
 
 /// Where an entry's "checked" note is kept.

@@ -54,6 +54,10 @@ pub struct RuntimeConfig {
     /// components precompiled here and run elsewhere (a microVM guest,
     /// whose CPU may offer less). `None`: this machine, all its features.
     pub portable_target: Option<String>,
+    /// A read-only folder of entries precompiled for this configuration
+    /// (a release's `lib/ephemeral/components`): the cache takes what it
+    /// lacks from there instead of compiling it. `None`: none.
+    pub seed_cache_dir: Option<PathBuf>,
 }
 
 impl RuntimeConfig {
@@ -93,6 +97,7 @@ impl Default for RuntimeConfig {
             max_memory_bytes: DEFAULT_MAX_MEMORY_BYTES,
             programs_dir: None,
             portable_target: None,
+            seed_cache_dir: None,
         }
     }
 }
@@ -128,7 +133,7 @@ impl Runtime {
         let engine =
             Engine::new(&engine_config(&config)).map_err(|e| Error::Engine(format!("{e:#}")))?;
         let linker = sandbox_linker(&engine).map_err(|e| Error::Engine(format!("{e:#}")))?;
-        let cache = ComponentCache::new(config.cache_dir.clone().unwrap_or_else(default_cache_dir));
+        let cache = cache_for(&config);
         let (component, shell_cache) = cache.load_or_compile(&engine, "shell", SHELL_WASM)?;
         let shell = prelink(&linker, "shell", &component)?;
         let ticker = EpochTicker::start(engine.clone());
@@ -218,6 +223,13 @@ impl Runtime {
             .map(str::to_owned)
             .collect();
         Ok(names)
+    }
+
+    /// The target this runtime compiles for with a portable CPU baseline,
+    /// if it does (see [`RuntimeConfig::portable_target`]): its workers
+    /// must compile the same way to share its cache.
+    pub fn portable_target(&self) -> Option<&str> {
+        self.config.portable_target.as_deref()
     }
 
     /// The folder the programs (`python3.wasm`, …) are found in.
@@ -325,6 +337,16 @@ fn engine_config(config: &RuntimeConfig) -> Config {
         .epoch_interruption(true)
         .parallel_compilation(true)
         .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    // musl's libunwind takes a module's unwind entries one at a time and
+    // drops them in time quadratic in their number (17 s for the
+    // scientific python in the static release). Wasmtime walks wasm
+    // frames by frame pointers and stops host panics at the boundary, so
+    // code for musl goes without. Decided by the target, not this build:
+    // a glibc host precompiles for a musl guest.
+    let target = config.portable_target.as_deref();
+    if target.map_or(cfg!(target_env = "musl"), |t| t.ends_with("-musl")) {
+        c.native_unwind_info(false);
+    }
     if let Some(triple) = &config.portable_target {
         if let Err(e) = c.target(triple) {
             tracing::warn!(%triple, error = %e, "unknown target; compiling for this machine");
@@ -350,7 +372,7 @@ pub fn precompile_for_target(
 ) -> Result<Vec<PathBuf>, Error> {
     let engine =
         Engine::new(&engine_config(config)).map_err(|e| Error::Engine(format!("{e:#}")))?;
-    let cache = ComponentCache::new(config.cache_dir.clone().unwrap_or_else(default_cache_dir));
+    let cache = cache_for(config);
     let mut entries = vec![cache.ensure_compiled(&engine, "shell", SHELL_WASM)?];
     let programs = config
         .programs_dir
@@ -374,6 +396,12 @@ pub fn precompile_for_target(
         entries.push(entry);
     }
     Ok(entries)
+}
+
+/// The cache `config` names, with its seed.
+fn cache_for(config: &RuntimeConfig) -> ComponentCache {
+    ComponentCache::new(config.cache_dir.clone().unwrap_or_else(default_cache_dir))
+        .with_seed(config.seed_cache_dir.clone())
 }
 
 fn default_cache_dir() -> PathBuf {

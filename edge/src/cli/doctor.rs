@@ -1,13 +1,17 @@
 //! `ephemeral doctor`: what this host offers each isolation layer, in
-//! plain words — KVM and its kind, namespaces, seccomp, cgroups, Landlock,
-//! the guest kernel — and which isolation this build will use. Reads
-//! `/proc`, `/sys` and `/dev` only; changes nothing.
+//! plain words — KVM and its kind, namespaces, seccomp, cgroups, Landlock
+//! — where each part of a sandbox was found (the release's layout, a
+//! variable, or the build cache), whether this host can serve each
+//! isolation and why not, and which one a server here uses. Reads `/proc`,
+//! `/sys`, `/dev` and the parts' folders only; changes nothing.
 
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
+use crate::install::{CACHE_ROOT, Layout, Part};
 use crate::isolation::{Isolation, KvmUnavailable};
+use crate::sandbox::beside_this_executable;
 
 struct Finding {
     what: &'static str,
@@ -16,6 +20,7 @@ struct Finding {
 }
 
 pub fn run() -> anyhow::Result<ExitCode> {
+    let layout = Layout::detect();
     // Once: the finding and the isolation verdict both read it.
     let self_test = crate::isolation::kvm_self_test();
     let findings = [
@@ -25,42 +30,188 @@ pub fn run() -> anyhow::Result<ExitCode> {
         cgroups(),
         landlock(),
         jail(),
-        guest_kernel(),
     ];
+    let parts = parts(&layout);
     let mut out = std::io::stdout().lock();
-    for f in &findings {
+    match layout.release() {
+        Some(lib) => {
+            let _ = writeln!(out, "release: parts under {}", lib.display());
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "source build: parts from the build cache ({CACHE_ROOT}) unless a variable names them"
+            );
+        }
+    }
+    for f in findings.iter().chain(&parts) {
         let status = if f.ok { "ok" } else { "no" };
         let _ = writeln!(out, "{status:<4} {:<12} {}", f.what, f.detail);
     }
-    let jailed = findings.iter().any(|f| f.what == "jail" && f.ok);
-    let guest = findings.iter().any(|f| f.what == "guest" && f.ok);
+    let ok = |what: &str| {
+        findings
+            .iter()
+            .chain(&parts)
+            .any(|f| f.what == what && f.ok)
+    };
     let kvm = self_test
         .as_ref()
         .map_err(Clone::clone)
-        .and_then(crate::isolation::kvm_ready_from);
-    let (isolation, why) = if jailed && guest && kvm.is_ok() {
-        (
-            Isolation::Kvm,
-            "a microVM per run, restored from the template snapshot the server makes at start, \
-             its VMM jailed like a worker",
-        )
-    } else if jailed {
-        (Isolation::Jail, "a jailed worker process per run")
+        .and_then(crate::isolation::kvm_ready_from)
+        .map_err(|e| e.to_string());
+    let missing: Vec<&str> = ["vmm", "guest", "guest-init"]
+        .into_iter()
+        .filter(|what| !ok(what))
+        .collect();
+    let jail_verdict = if ok("jail") {
+        Ok(())
     } else {
+        Err(detail_of(&findings, "jail"))
+    };
+    let kvm_verdict = match (&jail_verdict, kvm) {
+        (Err(why), _) => Err(format!("the VMM is jailed like a worker, and {why}")),
+        (_, Err(why)) => Err(why),
+        (Ok(()), Ok(_)) if !missing.is_empty() => {
+            Err(format!("missing: {} (see above)", missing.join(", ")))
+        }
+        (Ok(()), Ok(_)) => Ok(()),
+    };
+    let _ = writeln!(out, "\nwhat this host can serve:");
+    let verdicts = [
         (
             Isolation::Wasm,
-            "the sandbox in the server process: this host cannot jail workers",
-        )
-    };
+            Ok(()),
+            "sandboxes in the server process (development only)",
+        ),
+        (
+            Isolation::Jail,
+            jail_verdict.clone(),
+            "a jailed worker process per run",
+        ),
+        (
+            Isolation::Kvm,
+            kvm_verdict.clone(),
+            "a microVM per run, restored from the template snapshot the server makes at start, \
+             its VMM jailed like a worker",
+        ),
+    ];
+    for (isolation, verdict, what) in &verdicts {
+        let name = isolation.timeline_name();
+        let _ = match verdict {
+            Ok(()) => writeln!(out, "yes  {name:<10} {what}"),
+            Err(why) => writeln!(out, "no   {name:<10} {why}"),
+        };
+    }
+    let (isolation, why) = verdicts
+        .iter()
+        .rev()
+        .find(|(_, verdict, _)| verdict.is_ok())
+        .map(|(isolation, _, what)| (*isolation, *what))
+        .unwrap_or((Isolation::Wasm, verdicts[0].2));
     let _ = writeln!(
         out,
         "\nisolation this build uses: {} ({why})",
         isolation.timeline_name()
     );
-    if let Err(why) = kvm {
+    if let Err(why) = kvm_verdict {
         let _ = writeln!(out, "kvm+wasm: not here: {why}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn detail_of(findings: &[Finding], what: &str) -> String {
+    findings
+        .iter()
+        .find(|f| f.what == what)
+        .map(|f| f.detail.clone())
+        .unwrap_or_default()
+}
+
+/// The parts a microVM and the sandboxes are made of, and where each was
+/// found.
+fn parts(layout: &Layout) -> Vec<Finding> {
+    let file = |what: &'static str, part: Part, missing: &str| {
+        let found = part.path.is_file();
+        Finding {
+            what,
+            ok: found,
+            detail: if found {
+                format!("{} ({})", part.path.display(), part.origin)
+            } else {
+                format!(
+                    "{}: not there ({}); {missing}",
+                    part.path.display(),
+                    part.origin
+                )
+            },
+        }
+    };
+    let vmm = match beside_this_executable("EPHEMERAL_VMM_BIN", "ephemeral-vmm") {
+        Ok(path) => Finding {
+            what: "vmm",
+            ok: path.is_file(),
+            detail: format!("{} (the microVM monitor)", path.display()),
+        },
+        Err(why) => Finding {
+            what: "vmm",
+            ok: false,
+            detail: why.to_string(),
+        },
+    };
+    let programs = layout.programs_dir();
+    let names = program_names(&programs.path);
+    let components = match layout.precompiled_components() {
+        Some(dir) => format!("; precompiled components in {}", dir.display()),
+        None => String::new(),
+    };
+    vec![
+        vmm,
+        file(
+            "guest",
+            layout.guest_kernel(),
+            "the microVM's kernel (vm-fallback/guest/build-kernel builds it)",
+        ),
+        file(
+            "guest-init",
+            layout.guest_worker(),
+            "the microVM's static worker (./dev dist builds it)",
+        ),
+        Finding {
+            what: "programs",
+            ok: !names.is_empty(),
+            detail: if names.is_empty() {
+                format!(
+                    "none in {} ({}): the shell runs, python3 and node do not",
+                    programs.path.display(),
+                    programs.origin
+                )
+            } else {
+                format!(
+                    "{} in {} ({}){components}",
+                    names.join(", "),
+                    programs.path.display(),
+                    programs.origin
+                )
+            },
+        },
+    ]
+}
+
+/// The programs (`NAME.wasm`) a folder holds.
+fn program_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_suffix(".wasm"))
+                .map(str::to_owned)
+        })
+        .collect();
+    names.sort();
+    names
 }
 
 fn read(path: &str) -> Option<String> {
@@ -202,26 +353,5 @@ fn jail() -> Finding {
         what: "jail",
         ok: root && userns && cgroups.is_some(),
         detail,
-    }
-}
-
-/// The microVM's guest kernel, built once per machine by
-/// `vm-fallback/guest/build-kernel`.
-fn guest_kernel() -> Finding {
-    let dir = std::env::var_os("EPHEMERAL_GUEST_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| "/var/cache/ephemeral/guest".into());
-    let vmlinux = dir.join("vmlinux");
-    Finding {
-        what: "guest",
-        ok: vmlinux.is_file(),
-        detail: if vmlinux.is_file() {
-            format!(
-                "guest kernel {} (the microVM's: the worker is its init)",
-                vmlinux.display()
-            )
-        } else {
-            "no guest kernel built (vm-fallback/guest/build-kernel builds it)".into()
-        },
     }
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
 use clap::{Args, ValueEnum};
-use ephemeral_runtime::{Limits, Runtime, RuntimeConfig, Stream};
+use ephemeral_runtime::{Limits, Runtime, Stream};
 
 use crate::config::WorkersConfig;
 use crate::sandbox::{Choice, ChooseError, ExecEvent, Sandbox, SandboxSource, choose};
@@ -54,8 +54,8 @@ pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     if commands.is_empty() {
         bail!("no command given: ephemeral exec -- 'COMMAND'");
     }
-    let runtime =
-        Runtime::new(RuntimeConfig::default()).context("cannot start the sandbox runtime")?;
+    let runtime = Runtime::new(crate::install::Layout::detect().runtime_config())
+        .context("cannot start the sandbox runtime")?;
     let timeout = Duration::from_secs(args.timeout);
     let limits = Limits {
         command_timeout: timeout,

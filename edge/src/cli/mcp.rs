@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{Context, anyhow};
 use clap::Args;
 use ephemeral_mcp::{About, SandboxFactory};
-use ephemeral_runtime::{Limits, Runtime, RuntimeConfig};
+use ephemeral_runtime::{Limits, Runtime};
 
 use super::exec::Isolation;
 use crate::config::WorkersConfig;
@@ -60,9 +60,11 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn local(args: &McpArgs) -> anyhow::Result<(Arc<dyn SandboxFactory>, About)> {
-    let runtime = tokio::task::spawn_blocking(|| Runtime::new(RuntimeConfig::default()))
-        .await?
-        .context("cannot start the sandbox runtime")?;
+    let runtime = tokio::task::spawn_blocking(|| {
+        Runtime::new(crate::install::Layout::detect().runtime_config())
+    })
+    .await?
+    .context("cannot start the sandbox runtime")?;
     let choice = Choice {
         wanted: args.isolation.map(Into::into),
         minimum: crate::isolation::Isolation::Wasm,

@@ -8,6 +8,7 @@ mod download;
 mod exec;
 mod keys;
 mod mcp;
+mod precompile;
 mod run;
 mod samples;
 mod serve;
@@ -55,6 +56,8 @@ enum Command {
     /// Organisations' balances and rules.
     #[command(subcommand)]
     Orgs(keys::OrgsCommand),
+    /// Compile the sandbox programs ahead for a portable CPU (release builds).
+    Precompile(precompile::PrecompileArgs),
     /// Published samples: finished runs anyone can open at /samples/{id}.
     #[command(subcommand)]
     Samples(samples::SamplesCommand),
@@ -108,6 +111,7 @@ pub fn main() -> ExitCode {
         Command::Keys(command) => keys::keys(command),
         Command::Orgs(command) => keys::orgs(command),
         Command::Samples(command) => samples::run(command),
+        Command::Precompile(args) => precompile::run(args),
         Command::Worker { args } => worker(&args),
     };
     match result {

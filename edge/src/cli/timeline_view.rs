@@ -67,7 +67,10 @@ pub async fn follow_run(follow: &Follow, body: String) -> anyhow::Result<Followe
         live_files: Vec::new(),
         vm: Vm::default(),
     };
-    if !follow.json {
+    if follow.json {
+        // stdout is the events alone; the id is on stderr for scripts.
+        eprintln!("run {run_id}");
+    } else {
         out(&format!("run {run_id}"));
     }
     view.read(response).await;

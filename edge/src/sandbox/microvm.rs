@@ -13,17 +13,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use ephemeral_runtime::{Runtime, RuntimeConfig, precompile_for_target};
-use ephemeral_vm::linux::default_kernel;
 use ephemeral_vm::microvm::DEFAULT_MEMORY_MIB;
 use ephemeral_worker::WorkerConfig;
 
 use super::Unavailable;
 use super::binaries::beside_this_executable;
+use crate::install::{CACHE_ROOT, Layout};
 
 /// The guest worker's target: static, so it needs nothing in the guest.
 const GUEST_TARGET: &str = "x86_64-unknown-linux-musl";
-/// Where this host keeps what microVMs are made of.
-const CACHE: &str = "/var/cache/ephemeral";
 
 /// The pool configuration for microVM runs, the template snapshot made
 /// (once per set of inputs) if needed; or why not. Blocking: the
@@ -55,35 +53,34 @@ struct Assets {
     guest_worker: PathBuf,
     guest_cache: PathBuf,
     programs: PathBuf,
+    /// A release's ready-made disk of the programs with files of their
+    /// own; `None`: the template makes its own.
+    disk: Option<PathBuf>,
     /// The guest cache's entries, for the template's key.
     entries: Vec<PathBuf>,
 }
 
 impl Assets {
     fn find(runtime: &Runtime) -> Result<Assets, Unavailable> {
+        let layout = Layout::detect();
         let vmm = beside_this_executable("EPHEMERAL_VMM_BIN", "ephemeral-vmm")?;
-        let kernel = default_kernel();
+        let kernel = layout.guest_kernel().path;
         if !kernel.is_file() {
             return Err(Unavailable::NoKernel(kernel));
         }
-        let guest_worker = std::env::var_os("EPHEMERAL_GUEST_WORKER")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                Path::new(CACHE)
-                    .join("target-musl")
-                    .join(GUEST_TARGET)
-                    .join("release/ephemeral-worker")
-            });
+        let guest_worker = layout.guest_worker().path;
         if !guest_worker.is_file() {
             return Err(Unavailable::NoGuestWorker(guest_worker));
         }
-        let guest_cache = Path::new(CACHE).join("guest-cache");
+        let guest_cache = Path::new(CACHE_ROOT).join("guest-cache");
         let programs = runtime.programs_dir();
         let entries = precompile_for_target(
             &RuntimeConfig {
                 cache_dir: Some(guest_cache.clone()),
                 programs_dir: Some(programs.clone()),
                 portable_target: Some(GUEST_TARGET.into()),
+                // A release's components were compiled for exactly this.
+                seed_cache_dir: layout.precompiled_components(),
                 ..RuntimeConfig::default()
             },
             true,
@@ -95,6 +92,7 @@ impl Assets {
             guest_worker,
             guest_cache,
             programs,
+            disk: layout.guest_disk(),
             entries,
         })
     }
@@ -102,13 +100,18 @@ impl Assets {
     /// The template's snapshot folder, booted now if no snapshot of these
     /// exact inputs exists yet.
     fn template(&self) -> Result<PathBuf, Unavailable> {
-        let dir = Path::new(CACHE).join("snapshots").join(self.key());
+        let dir = Path::new(CACHE_ROOT).join("snapshots").join(self.key());
         if dir.join("state").is_file() {
             return Ok(dir);
         }
         tracing::info!(dir = %dir.display(), "booting the microVM template (once per build)");
-        let out = Command::new(&self.vmm)
-            .arg("template")
+        let mut vmm = Command::new(&self.vmm);
+        if let Some(disk) = &self.disk {
+            vmm.arg("template").arg("--disk-image").arg(disk);
+        } else {
+            vmm.arg("template");
+        }
+        let out = vmm
             .arg("--kernel")
             .arg(&self.kernel)
             .arg("--worker")
@@ -138,6 +141,7 @@ impl Assets {
         let mut hasher = blake3::Hasher::new();
         let files = [&self.kernel, &self.guest_worker, &self.vmm]
             .into_iter()
+            .chain(&self.disk)
             .chain(&self.entries);
         for path in files {
             hasher.update(path.as_os_str().as_encoded_bytes());

@@ -16,6 +16,7 @@
 //! are found by `binaries.rs`.
 
 mod binaries;
+pub(crate) use binaries::beside_this_executable;
 mod choose;
 mod in_process;
 mod microvm;
@@ -49,10 +50,13 @@ pub enum Unavailable {
     },
     #[error("cannot find this executable: {0}")]
     CurrentExe(std::io::Error),
-    #[error("no guest kernel at {} (vm-fallback/guest/build-kernel makes it)", .0.display())]
+    #[error(
+        "no guest kernel at {} (a release has it in lib/ephemeral/guest; from source, vm-fallback/guest/build-kernel makes it; or set EPHEMERAL_GUEST_DIR)",
+        .0.display()
+    )]
     NoKernel(std::path::PathBuf),
     #[error(
-        "no static guest worker at {} (cargo build --release --target x86_64-unknown-linux-musl -p ephemeral-worker, or set EPHEMERAL_GUEST_WORKER)",
+        "no static guest worker at {} (a release has it in lib/ephemeral/guest; from source, ./dev dist builds it; or set EPHEMERAL_GUEST_WORKER)",
         .0.display()
     )]
     NoGuestWorker(std::path::PathBuf),

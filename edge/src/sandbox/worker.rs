@@ -82,11 +82,13 @@ pub(crate) fn jail_config(
         Some(path) => path,
         None => super::binaries::worker_binary()?,
     };
-    WorkerConfig::detect(
+    let mut config = WorkerConfig::detect(
         program,
         vec!["worker".into()],
         runtime.cache().dir().to_path_buf(),
         runtime.programs_dir(),
     )
-    .map_err(Unavailable::Host)
+    .map_err(Unavailable::Host)?;
+    config.portable = runtime.portable_target().is_some();
+    Ok(config)
 }

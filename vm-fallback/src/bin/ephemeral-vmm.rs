@@ -4,6 +4,7 @@
 //! ephemeral-vmm template --kernel VMLINUX --worker WORKER --cache DIR --programs DIR
 //!                        --out SNAPSHOT_DIR [--disk-image IMAGE] [--memory-mib N] [--timeout S]
 //! ephemeral-vmm serve --snapshot SNAPSHOT_DIR [--jail] [--fd N] [--timeout S]
+//! ephemeral-vmm disk --cache DIR --programs DIR --out IMAGE
 //! ephemeral-vmm probe
 //! ```
 //!
@@ -11,7 +12,9 @@
 //! Ready and writes the snapshot; programs with files of their own go on
 //! a read-only disk made in the snapshot's folder (by e2fsprogs' mke2fs),
 //! or on the disk `--disk-image` names, made before by
-//! `WorkerGuest::make_disk` (with its manifest, `IMAGE.list`). `serve` is one run: a microVM restored
+//! `WorkerGuest::make_disk` (with its manifest, `IMAGE.list`) — which
+//! `disk` makes ahead, on a machine with e2fsprogs, for a release to ship.
+//! `serve` is one run: a microVM restored
 //! from that snapshot, the worker protocol carried unchanged between the
 //! stream on descriptor N (3) and the guest — the host drives it as it
 //! drives a jailed worker, and starts it the same way: `serve` takes (and
@@ -41,6 +44,7 @@ const USAGE: &str = "\
 usage: ephemeral-vmm template --kernel VMLINUX --worker WORKER --cache DIR --programs DIR
                               --out SNAPSHOT_DIR [--disk-image IMAGE] [--memory-mib N] [--timeout S]
        ephemeral-vmm serve --snapshot SNAPSHOT_DIR [--jail] [--fd N] [--timeout S]
+       ephemeral-vmm disk --cache DIR --programs DIR --out IMAGE
        ephemeral-vmm probe";
 
 /// The jailed VMM's root: it holds nothing.
@@ -56,6 +60,7 @@ fn main() -> ExitCode {
     let result = match args.split_first() {
         Some((command, rest)) if command == "template" => template(rest),
         Some((command, rest)) if command == "serve" => serve(rest),
+        Some((command, rest)) if command == "disk" => disk(rest),
         Some((command, _)) if command == "probe" => probe(),
         _ => {
             eprintln!("{USAGE}");
@@ -209,6 +214,42 @@ fn serve(args: &[String]) -> Result<u8> {
             4
         }
     })
+}
+
+/// Makes the template's read-only disk of the programs with files of
+/// their own ahead of time (`template --disk-image` takes it).
+fn disk(args: &[String]) -> Result<u8> {
+    let mut guest = WorkerGuest {
+        kernel: default_kernel(),
+        worker: PathBuf::new(),
+        cache_dir: PathBuf::new(),
+        programs_dir: PathBuf::new(),
+        memory_mib: DEFAULT_MEMORY_MIB,
+    };
+    let mut out = None;
+    for (flag, value) in options(args, &[])? {
+        match flag {
+            "--cache" => guest.cache_dir = value.into(),
+            "--programs" => guest.programs_dir = value.into(),
+            "--out" => out = Some(PathBuf::from(value)),
+            other => bail!("unknown option {other}\n{USAGE}"),
+        }
+    }
+    let out = out.context("--out IMAGE is required")?;
+    for (what, path) in [
+        ("--cache", &guest.cache_dir),
+        ("--programs", &guest.programs_dir),
+    ] {
+        if path.as_os_str().is_empty() {
+            bail!("{what} is required\n{USAGE}");
+        }
+    }
+    if guest.make_disk(&out)? {
+        println!("disk made: {}", out.display());
+    } else {
+        println!("no program needs a disk: none made");
+    }
+    Ok(0)
 }
 
 /// Installs the VMM's seccomp list in this process, runs the self-test's

@@ -65,12 +65,18 @@ pub fn file(host: &Path, guest: &str) -> String {
 
 /// Boots the lab with `files` and runs `script` (busybox sh) there.
 pub fn lab(files: &[String], script: &str) -> Output {
+    lab_for(files, script, 900)
+}
+
+/// [`lab`], the whole boot bounded by `timeout_secs`.
+pub fn lab_for(files: &[String], script: &str, timeout_secs: u32) -> Output {
     let path = std::env::temp_dir().join(format!("lab-{}-{}.sh", std::process::id(), script.len()));
     std::fs::write(&path, script).expect("write the lab script");
     let mut command = Command::new(env!("CARGO_BIN_EXE_ephemeral-lab"));
     // A frozen QEMU (the outer VM stops beating: never the command's
     // doing) boots once more, loudly; see `vm-fallback/lab/README.md`.
-    command.args(["run", "--timeout", "900", "--retry-stalled", "1"]);
+    let timeout = timeout_secs.to_string();
+    command.args(["run", "--timeout", &timeout, "--retry-stalled", "1"]);
     for f in files {
         command.args(["--file", f]);
     }

@@ -57,6 +57,9 @@ pub struct WorkerConfig {
     /// host's time, fresh entropy, a run id — since a guest restored from
     /// a snapshot has the template's clock and random state.
     pub microvm: bool,
+    /// The worker loads components precompiled for a portable CPU
+    /// (`--portable`), as the server that shares its cache does.
+    pub portable: bool,
 }
 
 /// Defaults: what a run's worker gets unless the server says otherwise.
@@ -110,6 +113,7 @@ impl WorkerConfig {
             ready_timeout: DEFAULT_READY_TIMEOUT,
             cgroups,
             microvm: false,
+            portable: false,
         })
     }
 
@@ -126,6 +130,9 @@ impl WorkerConfig {
             "--max-open-files".into(),
             self.max_open_files.to_string(),
         ]);
+        if self.portable {
+            args.push("--portable".into());
+        }
         let mut bind = |source: &std::path::Path, name: &str| {
             if source.exists() {
                 args.push("--bind".into());
