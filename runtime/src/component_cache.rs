@@ -50,6 +50,10 @@ pub enum CacheOutcome {
 pub struct ComponentCache {
     dir: PathBuf,
     seed: Option<PathBuf>,
+    /// Names the engine's settings in the index: one folder may hold
+    /// entries of several engines (a change of settings, a portable and
+    /// a native engine), and a program's line must name its engine's.
+    engine_tag: String,
 }
 
 impl ComponentCache {
@@ -58,6 +62,25 @@ impl ComponentCache {
         ComponentCache {
             dir: dir.into(),
             seed: None,
+            engine_tag: String::new(),
+        }
+    }
+
+    /// The same cache, its index keeping the lines of `engine`'s entries
+    /// apart from other engines'.
+    pub fn for_engine(mut self, engine: &Engine) -> ComponentCache {
+        let mut key = KeyHasher(blake3::Hasher::new());
+        engine.precompile_compatibility_hash().hash(&mut key);
+        self.engine_tag = key.0.finalize().to_hex()[..12].to_string();
+        self
+    }
+
+    /// A program's key in the index.
+    fn index_key(&self, name: &str) -> String {
+        if self.engine_tag.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{name}@{}", self.engine_tag)
         }
     }
 
@@ -183,12 +206,14 @@ impl ComponentCache {
     pub fn indexed(&self, name: &str, wasm: &Path) -> Option<PathBuf> {
         // Not the seed's index: an entry taken from the seed is checked
         // (and so noted for the workers) before this index names it.
-        index_lookup(&self.dir, name, wasm)
+        index_lookup(&self.dir, &self.index_key(name), wasm)
     }
 
     /// Writes down in the index that `entry` (checked or just compiled) is
     /// program `name`'s for the file `wasm` as it is now.
     pub fn record(&self, name: &str, wasm: &Path, entry: &Path) -> std::io::Result<()> {
+        let name = self.index_key(name);
+        let name = name.as_str();
         let stamp = FileStamp::of(wasm)
             .ok_or_else(|| std::io::Error::other(format!("{}: no such file", wasm.display())))?;
         let file = entry

@@ -133,7 +133,7 @@ impl Runtime {
         let engine =
             Engine::new(&engine_config(&config)).map_err(|e| Error::Engine(format!("{e:#}")))?;
         let linker = sandbox_linker(&engine).map_err(|e| Error::Engine(format!("{e:#}")))?;
-        let cache = cache_for(&config);
+        let cache = cache_for(&config, &engine);
         let (component, shell_cache) = cache.load_or_compile(&engine, "shell", SHELL_WASM)?;
         let shell = prelink(&linker, "shell", &component)?;
         let ticker = EpochTicker::start(engine.clone());
@@ -372,7 +372,7 @@ pub fn precompile_for_target(
 ) -> Result<Vec<PathBuf>, Error> {
     let engine =
         Engine::new(&engine_config(config)).map_err(|e| Error::Engine(format!("{e:#}")))?;
-    let cache = cache_for(config);
+    let cache = cache_for(config, &engine);
     let mut entries = vec![cache.ensure_compiled(&engine, "shell", SHELL_WASM)?];
     let programs = config
         .programs_dir
@@ -398,10 +398,11 @@ pub fn precompile_for_target(
     Ok(entries)
 }
 
-/// The cache `config` names, with its seed.
-fn cache_for(config: &RuntimeConfig) -> ComponentCache {
+/// The cache `config` names for `engine`, with its seed.
+fn cache_for(config: &RuntimeConfig, engine: &Engine) -> ComponentCache {
     ComponentCache::new(config.cache_dir.clone().unwrap_or_else(default_cache_dir))
         .with_seed(config.seed_cache_dir.clone())
+        .for_engine(engine)
 }
 
 fn default_cache_dir() -> PathBuf {
