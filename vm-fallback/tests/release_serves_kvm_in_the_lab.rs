@@ -155,7 +155,8 @@ sleep 5
 serve
 echo "restarted: exit $?"
 for p in $OLD; do alive $p && echo "left: VMM $p"; done
-printf 'GET /v1/runs/%s HTTP/1.0\r\nAuthorization: Bearer %s\r\n\r\n' "$ID" "$KEY" |
+# (busybox nc quits when its input ends: the input waits for the answer)
+{ printf 'GET /v1/runs/%s HTTP/1.0\r\nAuthorization: Bearer %s\r\n\r\n' "$ID" "$KEY"; sleep 5; } |
     nc 127.0.0.1 8080 | tail -1
 echo
 $E run --json /etc/hi.json >/tmp/after2 2>&1
