@@ -183,29 +183,27 @@ async fn an_upload_over_the_quota_is_refused_and_leaves_nothing(backend: Backend
     let key = server.org("acme", BALANCE).await;
     let id = sandbox(&server, &key).await;
     let files_url = format!("{}/v1/sandboxes/{id}/files", server.base);
-    let too_big = vec![b'x'; (64 << 20) + 1];
-    // Announced: refused before a byte is written.
-    let response = client()
-        .put(format!("{files_url}/big.bin"))
-        .bearer_auth(&key)
-        .body(too_big.clone())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 413);
+    let path = format!("/v1/sandboxes/{id}/files/big.bin");
+    let limit = 64usize << 20;
+    // Announced: refused on the header alone, before a byte is sent.
+    let head = format!("content-length: {}\r\n", limit + 1);
+    let (status, _) = raw_put(&server, &key, &path, &head, &[]).await;
+    assert_eq!(status, 413);
     // Streamed with no length: refused at the chunk that crosses.
-    let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
-        too_big.chunks(1 << 20).map(|c| Ok(c.to_vec())).collect();
-    let body = reqwest::Body::wrap_stream(futures_util::stream::iter(chunks));
-    let response = client()
-        .put(format!("{files_url}/big.bin"))
-        .bearer_auth(&key)
-        .body(body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 413);
-    let problem: Value = response.json().await.unwrap();
+    let chunk = vec![b'x'; 1 << 20];
+    let mut chunks: Vec<Vec<u8>> = (0..64).map(|_| framed(&chunk)).collect();
+    chunks.push(framed(b"x"));
+    chunks.push(b"0\r\n\r\n".to_vec());
+    let (status, body) = raw_put(
+        &server,
+        &key,
+        &path,
+        "transfer-encoding: chunked\r\n",
+        &chunks,
+    )
+    .await;
+    assert_eq!(status, 413);
+    let problem: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(problem["type"], "/problems/payload-too-large", "{problem}");
     let response = client()
         .get(format!("{files_url}/big.bin"))
@@ -224,6 +222,75 @@ async fn an_upload_over_the_quota_is_refused_and_leaves_nothing(backend: Backend
         .unwrap();
     assert_eq!(response.status(), 201);
     server.stop().await;
+}
+
+/// One chunk of a chunked body, framed.
+fn framed(data: &[u8]) -> Vec<u8> {
+    let mut out = format!("{:x}\r\n", data.len()).into_bytes();
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+/// A PUT over a bare socket that reads the answer even when the server
+/// answered early and stopped reading: an HTTP client library reports
+/// the broken pipe of its unfinished body instead (a race under load).
+async fn raw_put(
+    server: &TestServer,
+    key: &str,
+    path: &str,
+    framing: &str,
+    body: &[Vec<u8>],
+) -> (u16, Vec<u8>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut socket = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let head = format!(
+        "PUT {path} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {key}\r\n\
+         connection: close\r\n{framing}\r\n"
+    );
+    socket.write_all(head.as_bytes()).await.unwrap();
+    for piece in body {
+        // The server may refuse and close before the body's end.
+        if socket.write_all(piece).await.is_err() {
+            break;
+        }
+    }
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        socket.read_to_end(&mut answer),
+    );
+    // A reset after the answer arrived still leaves the answer read.
+    let _ = read.await.expect("the server answers");
+    parse_answer(&answer)
+}
+
+/// Status and body (de-chunked if need be) of a whole HTTP/1.1 answer.
+fn parse_answer(answer: &[u8]) -> (u16, Vec<u8>) {
+    let text = String::from_utf8_lossy(answer);
+    let status: u16 = text
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status line in {text:?}"));
+    let split = text.find("\r\n\r\n").expect("the end of the headers") + 4;
+    let head = text[..split].to_ascii_lowercase();
+    let mut body = answer[split..].to_vec();
+    if head.contains("transfer-encoding: chunked") {
+        let mut plain = Vec::new();
+        let mut rest = &body[..];
+        while let Some(eol) = rest.windows(2).position(|w| w == b"\r\n") {
+            let size =
+                usize::from_str_radix(std::str::from_utf8(&rest[..eol]).unwrap(), 16).unwrap_or(0);
+            if size == 0 {
+                break;
+            }
+            plain.extend_from_slice(&rest[eol + 2..eol + 2 + size]);
+            rest = &rest[eol + 4 + size..];
+        }
+        body = plain;
+    }
+    (status, body)
 }
 
 async fn paths_outside_the_sandbox_are_refused(backend: Backend) {
