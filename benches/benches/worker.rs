@@ -1,4 +1,5 @@
-//! The jailed worker's figures: a worker from spawn to ready, the pool's
+//! The jailed worker's figures: a worker from spawn to ready, a copy of
+//! the fork server to ready, the pool's
 //! hand-out (take a ready worker and give it its run), `exec("echo hi")`
 //! through a jailed worker (first on a fresh one, then repeated), worker
 //! memory (RSS and PSS) idle and after the seed's commands, and runs per
@@ -12,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ephemeral_runtime::{Limits, Runtime, RuntimeConfig};
-use ephemeral_worker::host::WorkerConfig;
+use ephemeral_worker::host::{ForkServer, WorkerConfig};
 use ephemeral_worker::{ExecEvent, IdleWorker, WorkerHandle, WorkerPool};
 
 struct Sizes {
@@ -111,11 +112,20 @@ async fn exec(worker: &WorkerHandle, command: &str) -> i32 {
 
 async fn run(config: WorkerConfig, sizes: Sizes) {
     spawn_to_ready(&config, sizes.samples.min(50)).await;
+    fork_to_ready(&config, sizes.samples).await;
     hand_out(&config, sizes.samples).await;
     exec_echo(&config, sizes.samples).await;
     memory(&config).await;
     for workers in [1, 2, 4] {
         runs_per_second(&config, workers, sizes.runs).await;
+    }
+    let spawning = WorkerConfig {
+        fork_server: false,
+        ..config
+    };
+    for workers in [1, 4] {
+        print!("(no fork server) ");
+        runs_per_second(&spawning, workers, sizes.runs).await;
     }
 }
 
@@ -128,6 +138,22 @@ async fn spawn_to_ready(config: &WorkerConfig, n: usize) {
         drop(worker);
     }
     report("worker spawn → ready (jail, engine, shell)", samples);
+}
+
+/// A copy of a warm fork server: clone, map, cgroup, lock, `Ready`.
+async fn fork_to_ready(config: &WorkerConfig, n: usize) {
+    let server = ForkServer::start(config).await.expect("a fork server");
+    let mut samples = Vec::new();
+    for _ in 0..n {
+        let t = Instant::now();
+        let worker = IdleWorker::fork(&server, config).await.expect("fork");
+        samples.push(t.elapsed());
+        drop(worker);
+    }
+    report(
+        "worker copied from the fork server → ready (clone, uid map, cgroup, lock)",
+        samples,
+    );
 }
 
 async fn wait_full(pool: &WorkerPool, size: usize) {
@@ -194,10 +220,12 @@ fn rss_pss(pid: u32) -> (u64, u64) {
 }
 
 async fn memory(config: &WorkerConfig) {
-    // Several live at once, so shared pages are shared as in a server.
+    // Several live at once, so shared pages are shared as in a server;
+    // copies of one fork server, as the pool makes them.
+    let server = ForkServer::start(config).await.expect("a fork server");
     let mut workers = Vec::new();
     for _ in 0..4 {
-        let w = IdleWorker::spawn(config).await.expect("spawn");
+        let w = IdleWorker::fork(&server, config).await.expect("fork");
         workers.push(w.start(Limits::default(), Vec::new()).await.expect("start"));
     }
     let (rss, pss) = rss_pss(workers[0].pid().expect("a worker process"));

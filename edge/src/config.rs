@@ -158,6 +158,10 @@ pub struct WorkersConfig {
     pub max_tasks: u64,
     /// CPU one worker may use, in thousandths of a CPU.
     pub cpu_millis: u64,
+    /// Make workers as copies of a jailed, warm fork server (a `clone`,
+    /// ~2 ms) rather than spawning each (an `execve` and a warm-up, tens
+    /// of ms). Where the fork server cannot start, workers are spawned.
+    pub fork_server: bool,
 }
 
 impl Default for WorkersConfig {
@@ -168,6 +172,7 @@ impl Default for WorkersConfig {
             memory_overhead_mib: ephemeral_worker::host::DEFAULT_MEMORY_OVERHEAD_BYTES >> 20,
             max_tasks: ephemeral_worker::host::DEFAULT_MAX_TASKS,
             cpu_millis: ephemeral_worker::host::DEFAULT_CPU_MILLIS,
+            fork_server: true,
         }
     }
 }

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use support::{Backend, TestServer, get_json, post_run, script, wait_run};
 
-/// This process's children that are workers.
+/// This process's children that are workers (not the fork server they are
+/// copied from, which lives as long as the server).
 fn worker_pids() -> Vec<u32> {
     let me = std::process::id().to_string();
     std::fs::read_dir("/proc")
@@ -21,8 +22,11 @@ fn worker_pids() -> Vec<u32> {
                 .rsplit_once(')')
                 .map(|(_, rest)| rest.split_whitespace().nth(1));
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            // A fork server's cgroup is `f<server pid>-<n>`, a worker's `w…`.
+            let cgroup = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
             ppid == Some(Some(me.as_str()))
                 && String::from_utf8_lossy(&cmdline).contains("\0worker\0")
+                && !cgroup.contains("/ephemeral/f")
         })
         .collect()
 }

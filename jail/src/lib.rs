@@ -19,6 +19,10 @@
 //!    VMM's, which allows KVM's ioctls and little else).
 //!
 //! The network namespace has only a loopback that is never brought up.
+//!
+//! A fork server (`ephemeral-worker`'s `fork_server`) does step 1 and 2
+//! once, and each copy it makes does [`lock_copy`] in PID, user, IPC and
+//! UTS namespaces of its own.
 
 #![warn(missing_docs)]
 
@@ -38,6 +42,14 @@ pub use mounts::Bind;
 pub const WORKER_UID: u32 = 1000;
 /// Where the host maps [`WORKER_UID`]: `HOST_UID_BASE + the worker's pid`.
 pub const HOST_UID_BASE: u32 = 200_000;
+/// Where a fork server's range of host uids begins: a fork server of
+/// host pid P maps inner `WORKER_UID + k` to `FORK_UID_BASE + P *
+/// FORK_SLOTS + k`, and its copy in slot k runs as that host uid alone.
+/// (Above every `HOST_UID_BASE + pid`; the largest pid Linux allows,
+/// 2^22, still ends below 2^32.)
+pub const FORK_UID_BASE: u32 = 1_000_000_000;
+/// Copies of one fork server alive at once, each with a host uid of its own.
+pub const FORK_SLOTS: u32 = 512;
 /// The worker's hostname.
 pub const HOSTNAME: &str = "ephemeral-worker";
 
@@ -107,6 +119,35 @@ pub fn enter(plan: &JailPlan) -> Result<LandlockStatus, JailError> {
 pub fn lock(allowed: &seccomp::AllowList) -> Result<(), JailError> {
     credentials::become_unprivileged()?;
     allowed.install()
+}
+
+/// Step 1 for a fork server: as [`enter`], but keeping a descriptor of
+/// the host's `/proc` and leaving Landlock to each copy ([`lock_copy`]).
+/// Only a process in the parent user namespace of a copy's may write the
+/// copy's uid and gid maps: the fork server is that process, and it can
+/// reach `/proc/PID/uid_map` only through a descriptor opened before its
+/// root was replaced — and write it only without a read-only Landlock.
+/// A copy closes the descriptor before it runs anything.
+pub fn enter_fork_server(plan: &JailPlan) -> Result<std::os::fd::OwnedFd, JailError> {
+    let proc = std::fs::File::open("/proc").map_err(JailError::step("open /proc"))?;
+    mounts::unshare_cgroup()?;
+    mounts::build_root(plan.tmpfs_bytes, &plan.binds)?;
+    set_hostname()?;
+    rlimits::apply(plan)?;
+    credentials::drop_bounding_set()?;
+    credentials::set_no_new_privs()?;
+    Ok(proc.into())
+}
+
+/// Step 3 for a fork server's copy: Landlock (which the server left to
+/// it), then the bounding set (the user namespace the copy was made in
+/// gave it a whole one back), then as [`lock`]. The root, mounts, rlimits
+/// and `no_new_privs` it inherited from the fork server.
+pub fn lock_copy(allowed: &seccomp::AllowList) -> Result<LandlockStatus, JailError> {
+    let landlock = landlock_rules::restrict_to_read_only()?;
+    credentials::drop_bounding_set()?;
+    lock(allowed)?;
+    Ok(landlock)
 }
 
 fn set_hostname() -> Result<(), JailError> {

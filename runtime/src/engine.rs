@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -122,8 +122,9 @@ pub struct Runtime {
     program_preopens: OnceLock<BTreeMap<String, Arc<[Preopen]>>>,
     /// The shell's own utilities, as it listed them.
     utilities: OnceLock<Vec<String>>,
-    /// Advances the epoch for as long as the runtime lives.
-    _ticker: EpochTicker,
+    /// Advances the epoch for as long as the runtime lives (none in a
+    /// fork server: see [`Runtime::new_for_forking`]).
+    ticker: Mutex<Option<EpochTicker>>,
 }
 
 impl Runtime {
@@ -154,7 +155,7 @@ impl Runtime {
             system_tree: OnceLock::new(),
             program_preopens: OnceLock::new(),
             utilities: OnceLock::new(),
-            _ticker: ticker,
+            ticker: Mutex::new(Some(ticker)),
         });
         let utilities = runtime.ask_shell_for_utilities()?;
         let mut bin_names = utilities.clone();
@@ -172,6 +173,45 @@ impl Runtime {
         let _ = runtime.system_tree.set(tree);
         let _ = runtime.program_preopens.set(preopens);
         Ok(runtime)
+    }
+
+    /// A runtime for a process that will fork copies of itself (a worker
+    /// fork server): made as [`Runtime::new`] makes one, but leaving this
+    /// process with no thread of the runtime's or of wasi's, since a copy
+    /// has only the forking thread, and a lock held by a thread it lacks
+    /// would stay held forever. Deadlines do not fire and wasi's timers
+    /// do not run here until [`Runtime::after_fork`] (in each copy).
+    pub fn new_for_forking(config: RuntimeConfig) -> Result<Arc<Runtime>, Error> {
+        // wasi's blocking calls run on the caller's tokio runtime if there
+        // is one, else on a global one it starts with its own threads:
+        // give the warm-up (the shell's probe) one that ends here.
+        let ambient = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .map_err(|e| Error::Engine(format!("a tokio runtime for the warm-up: {e}")))?;
+        let runtime = {
+            let _entered = ambient.enter();
+            Runtime::new(config)?
+        };
+        drop(ambient);
+        let ticker = runtime
+            .ticker
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        drop(ticker);
+        Ok(runtime)
+    }
+
+    /// In a copy of a process made with [`Runtime::new_for_forking`]:
+    /// starts its own epoch thread. (wasi's I/O runtime starts, with its
+    /// threads, the first time a command waits on a timer or a stream —
+    /// most never do; what it needs is on a worker's seccomp list.)
+    pub fn after_fork(&self) {
+        let mut ticker = self.ticker.lock().unwrap_or_else(PoisonError::into_inner);
+        if ticker.is_none() {
+            *ticker = Some(EpochTicker::start(self.engine.clone()));
+        }
     }
 
     /// Starts describing a new sandbox.

@@ -53,6 +53,9 @@ pub struct WorkerArgs {
     /// Load components precompiled for a portable CPU baseline (what a
     /// host prepares for its guests; see `RuntimeConfig::portable_target`).
     pub portable: bool,
+    /// Be a fork server (`fork_server.rs`): make jailed copies of this warm
+    /// worker on the host's request instead of serving one run.
+    pub fork_server: bool,
 }
 
 /// This binary's own target triple, for portable precompiled components.
@@ -78,6 +81,9 @@ pub fn run(args: WorkerArgs) -> Result<(), WorkerError> {
     close_inherited(args.fd);
     // SAFETY: the host handed us this descriptor, open, for us alone.
     let stream = unsafe { UnixStream::from_raw_fd(args.fd) };
+    if args.fork_server {
+        return crate::fork_server::run(&args, stream);
+    }
     match start(&args) {
         Ok(runtime) => Ok(crate::guest::serve(
             runtime,
@@ -99,21 +105,37 @@ pub fn run(args: WorkerArgs) -> Result<(), WorkerError> {
 }
 
 pub(crate) fn start(args: &WorkerArgs) -> Result<Arc<Runtime>, WorkerError> {
+    let runtime = warm(args)?;
+    if args.jail.is_some() {
+        jail::lock(&jail::seccomp::AllowList::worker()?)?;
+    }
+    Ok(runtime)
+}
+
+/// Steps 1 and 2 of the jail (see `ephemeral_jail`): jailed, engine warm,
+/// not yet locked.
+pub(crate) fn warm(args: &WorkerArgs) -> Result<Arc<Runtime>, WorkerError> {
     if let Some(plan) = &args.jail {
         let landlock = jail::enter(plan)?;
         tracing::debug!(?landlock, "jail entered");
     }
-    let runtime = Runtime::new(RuntimeConfig {
+    runtime(args)
+}
+
+/// The engine, warm: the shell loaded, the programs' trees laid in.
+fn runtime(args: &WorkerArgs) -> Result<Arc<Runtime>, WorkerError> {
+    Ok(Runtime::new(runtime_config(args))?)
+}
+
+/// What a worker's engine is made with.
+pub(crate) fn runtime_config(args: &WorkerArgs) -> RuntimeConfig {
+    RuntimeConfig {
         cache_dir: Some(args.cache_dir.clone()),
         programs_dir: Some(args.programs_dir.clone()),
         max_concurrent: COMPONENTS_AT_ONCE,
         portable_target: args.portable.then(|| TARGET_TRIPLE.to_string()),
         ..RuntimeConfig::default()
-    })?;
-    if args.jail.is_some() {
-        jail::lock(&jail::seccomp::AllowList::worker()?)?;
     }
-    Ok(runtime)
 }
 
 /// Closes every descriptor but stdio and the stream: a descriptor the host
@@ -139,6 +161,7 @@ impl WorkerArgs {
         let mut channel = None;
         let mut guest_init = false;
         let mut portable = false;
+        let mut fork_server = false;
         let mut plan = JailPlan {
             tmpfs_bytes: crate::host::DEFAULT_TMPFS_BYTES,
             binds: Vec::new(),
@@ -167,6 +190,10 @@ impl WorkerArgs {
                 }
                 "--portable" => {
                     portable = true;
+                    continue;
+                }
+                "--fork-server" => {
+                    fork_server = true;
                     continue;
                 }
                 _ => {}
@@ -214,6 +241,7 @@ impl WorkerArgs {
             channel,
             guest_init,
             portable,
+            fork_server,
         })
     }
 }

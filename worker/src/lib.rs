@@ -6,6 +6,9 @@
 //!   blocking frame I/O of the worker's side ([`channel`]);
 //! - the worker itself ([`entry`], [`guest`]): jail, warm engine, one sandbox
 //!   served frame by frame — the same loop later runs as a microVM's init;
+//! - the fork server (`fork_server.rs`): a jailed, warm worker that makes
+//!   copies of itself, each jailed in namespaces of its own, so a ready
+//!   worker costs a `clone` instead of an `execve` and a warm-up;
 //! - the jail ([`jail`]): namespaces, a tmpfs root, no capabilities,
 //!   `no_new_privs`, Landlock, rlimits and a seccomp allow-list;
 //! - the host's side ([`host`]): spawning into namespaces and a cgroup,
@@ -17,6 +20,7 @@
 
 pub mod channel;
 pub mod entry;
+mod fork_server;
 pub mod guest;
 mod guest_init;
 pub mod host;

@@ -64,12 +64,15 @@ pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         memory_bytes: usize::try_from(args.memory_mib << 20).unwrap_or(usize::MAX),
         ..Limits::default()
     };
-    // The same choice as a server's, with no workers kept waiting.
+    // The same choice as a server's, with no workers kept waiting and no
+    // fork server (one worker is made: a fork server would cost a spawn
+    // and a fork).
     let choice = Choice {
         wanted: args.isolation.map(Into::into),
         minimum: crate::isolation::Isolation::Wasm,
         workers: WorkersConfig {
             pool_size: 0,
+            fork_server: false,
             ..WorkersConfig::default()
         },
     };

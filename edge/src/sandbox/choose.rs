@@ -127,6 +127,7 @@ async fn jailed(
 fn pooled(choice: &Choice, mut workers: WorkerConfig) -> Arc<dyn SandboxSource> {
     workers.max_tasks = choice.workers.max_tasks;
     workers.cpu_millis = choice.workers.cpu_millis;
+    workers.fork_server = choice.workers.fork_server;
     let pool = WorkerPool::start(workers, choice.workers.pool_size);
     Arc::new(Pooled { pool })
 }

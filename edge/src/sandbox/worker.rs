@@ -68,6 +68,11 @@ impl SandboxSource for Pooled {
             "pool_size": self.pool.size(),
             "ready": self.pool.ready(),
             "last_error": self.pool.last_error(),
+            "fork_server": match self.pool.fork_server() {
+                Some(Ok(pid)) => json!({"pid": pid}),
+                Some(Err(why)) => json!({"unavailable": why}),
+                None => serde_json::Value::Null,
+            },
         }))
     }
 }

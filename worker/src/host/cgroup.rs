@@ -61,10 +61,20 @@ pub struct Cgroup {
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
 impl Cgroup {
-    /// Creates a fresh cgroup with `limits`.
+    /// Creates a fresh cgroup with `limits`, for a worker.
     pub fn create(version: CgroupVersion, limits: CgroupLimits) -> io::Result<Cgroup> {
+        Cgroup::create_as('w', version, limits)
+    }
+
+    /// Creates a fresh cgroup named `<kind><server pid>-<n>`: `w` for a
+    /// worker, `f` for a fork server.
+    pub(crate) fn create_as(
+        kind: char,
+        version: CgroupVersion,
+        limits: CgroupLimits,
+    ) -> io::Result<Cgroup> {
         let name = format!(
-            "w{}-{}",
+            "{kind}{}-{}",
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
@@ -242,10 +252,11 @@ pub fn remove_stale(version: CgroupVersion) {
             continue;
         };
         for entry in entries.flatten() {
-            // Only those of servers that are gone (`w<server pid>-<n>`).
+            // Only those of servers that are gone (`w<server pid>-<n>`,
+            // `f…` for fork servers).
             let name = entry.file_name().to_string_lossy().into_owned();
             let owner = name
-                .strip_prefix('w')
+                .strip_prefix(['w', 'f'])
                 .and_then(|rest| rest.split_once('-'))
                 .map(|(pid, _)| pid.to_string());
             if let Some(pid) = owner

@@ -15,7 +15,7 @@ use super::body::{Body, WorkerThread};
 use super::cgroup::Cgroup;
 use super::frames;
 use super::handle::WorkerHandle;
-use super::spawn::{SpawnError, spawn};
+use super::spawn::{Shape, SpawnError, spawn};
 use crate::channel::ChannelError;
 use crate::protocol::{FromWorker, ToWorker, VERSION, WireLimits};
 
@@ -66,7 +66,43 @@ impl IdleWorker {
             step: "create the cgroup",
             source: e,
         })?;
-        let mut process = spawn(&config.program, &config.worker_args(), cgroup)?;
+        let mut process = spawn(
+            &config.program,
+            &config.worker_args(),
+            cgroup,
+            Shape::Worker,
+        )?;
+        let stream = process
+            .stream
+            .take()
+            .ok_or_else(|| StartError::NotReady("no stream".into()))?;
+        let body = Body::Process(process);
+        Self::ready(
+            body,
+            stream,
+            Some(config.clone()),
+            spawned,
+            config.ready_timeout,
+        )
+        .await
+    }
+
+    /// A worker copied from `server` (see [`super::ForkServer`]) into a
+    /// cgroup of its own, waited for until `Ready`.
+    pub async fn fork(
+        server: &super::ForkServer,
+        config: &WorkerConfig,
+    ) -> Result<IdleWorker, StartError> {
+        let spawned = Instant::now();
+        let cgroup = Cgroup::create(
+            config.cgroups,
+            config.cgroup_limits(Limits::default().memory_bytes as u64),
+        )
+        .map_err(|e| SpawnError::Os {
+            step: "create the cgroup",
+            source: e,
+        })?;
+        let mut process = server.fork(cgroup)?;
         let stream = process
             .stream
             .take()

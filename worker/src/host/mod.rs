@@ -5,6 +5,7 @@
 mod body;
 pub mod cgroup;
 mod driver;
+mod fork_server;
 mod frames;
 mod handle;
 mod idle;
@@ -16,6 +17,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use cgroup::{CgroupLimits, CgroupVersion};
+pub use fork_server::ForkServer;
 pub use handle::{Command, ExecEvent, FileFailure, WorkerFailure, WorkerHandle, wait_failure};
 pub use idle::{IdleWorker, StartError, guest_identity};
 pub use pool::WorkerPool;
@@ -60,6 +62,11 @@ pub struct WorkerConfig {
     /// The worker loads components precompiled for a portable CPU
     /// (`--portable`), as the server that shares its cache does.
     pub portable: bool,
+    /// The pool makes its workers as copies of a fork server
+    /// ([`ForkServer`]) rather than spawning each (never for microVMs:
+    /// their VMM is another program). If the fork server cannot start here
+    /// the pool spawns, and says why in its health.
+    pub fork_server: bool,
 }
 
 /// Defaults: what a run's worker gets unless the server says otherwise.
@@ -114,6 +121,7 @@ impl WorkerConfig {
             cgroups,
             microvm: false,
             portable: false,
+            fork_server: true,
         })
     }
 

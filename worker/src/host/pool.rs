@@ -1,17 +1,23 @@
 //! A few workers made ahead of time — jailed, engine warm, shell loaded —
 //! so a run gets one without waiting for a process to start. Each is handed
-//! out once and never comes back; a background task makes the next.
+//! out once and never comes back; a background task makes the next, as a
+//! copy of the pool's fork server where it can (`fork_server.rs`: a
+//! `clone` instead of an `execve` and a warm-up), else by spawning.
 
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{Notify, Semaphore};
 
 use super::WorkerConfig;
+use super::fork_server::ForkServer;
 use super::idle::{IdleWorker, StartError};
 
 /// Pause after a failed spawn before the pool tries again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
+/// Pause after a fork server failed to start before another is tried
+/// (workers are spawned meanwhile).
+const FORK_SERVER_RETRY_AFTER: Duration = Duration::from_secs(30);
 
 /// Workers being made at once, per core. Starting a worker is CPU work
 /// (jail, engine, shell); hundreds started together only share the same
@@ -32,6 +38,73 @@ pub struct WorkerPool {
     slots: usize,
     /// The last spawn error, for health reports.
     last_error: Mutex<Option<String>>,
+    forks: Arc<Forks>,
+}
+
+/// The pool's fork server: started on first need, again after it died.
+#[derive(Default)]
+struct Forks {
+    state: tokio::sync::Mutex<ForkState>,
+    /// What health reports say: the server's pid, or why there is none.
+    seen: Mutex<Option<Result<u32, String>>>,
+}
+
+#[derive(Default)]
+struct ForkState {
+    server: Option<Arc<ForkServer>>,
+    /// After a failed start: not before then.
+    not_before: Option<Instant>,
+}
+
+impl Forks {
+    /// The running fork server, started if need be; `None` when this host
+    /// cannot run one now (workers are then spawned).
+    async fn server(&self, config: &WorkerConfig) -> Option<Arc<ForkServer>> {
+        if !config.fork_server || config.microvm {
+            return None;
+        }
+        let mut state = self.state.lock().await;
+        if let Some(server) = &state.server {
+            if server.is_alive() {
+                return Some(server.clone());
+            }
+            tracing::warn!("the fork server died; starting another");
+            state.server = None;
+        }
+        if state.not_before.is_some_and(|t| Instant::now() < t) {
+            return None;
+        }
+        match ForkServer::start(config).await {
+            Ok(server) => {
+                self.note(Ok(server.pid()));
+                let server = Arc::new(server);
+                state.server = Some(server.clone());
+                state.not_before = None;
+                Some(server)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "no fork server: spawning each worker");
+                state.not_before = Some(Instant::now() + FORK_SERVER_RETRY_AFTER);
+                self.note(Err(e.to_string()));
+                None
+            }
+        }
+    }
+
+    fn note(&self, seen: Result<u32, String>) {
+        *self.seen.lock().unwrap_or_else(PoisonError::into_inner) = Some(seen);
+    }
+
+    /// A worker: a copy of the fork server, or spawned.
+    async fn make(&self, config: &WorkerConfig) -> Result<IdleWorker, StartError> {
+        if let Some(server) = self.server(config).await {
+            match IdleWorker::fork(&server, config).await {
+                Ok(worker) => return Ok(worker),
+                Err(e) => tracing::warn!(error = %e, "a fork server's copy failed; spawning"),
+            }
+        }
+        IdleWorker::spawn(config).await
+    }
 }
 
 impl WorkerPool {
@@ -47,6 +120,7 @@ impl WorkerPool {
             spawning: Arc::new(Semaphore::new(slots)),
             slots,
             last_error: Mutex::new(None),
+            forks: Arc::new(Forks::default()),
         });
         if size > 0 {
             tokio::spawn(refill(Arc::downgrade(&pool)));
@@ -73,7 +147,7 @@ impl WorkerPool {
                     }
                     // Died while waiting (killed from outside): try the next.
                 }
-                None if slot.is_some() => return IdleWorker::spawn(&self.config).await,
+                None if slot.is_some() => return self.forks.make(&self.config).await,
                 // A pooled worker may be ready by the time a slot is free.
                 None => slot = Some(self.spawn_slot().await?),
             }
@@ -108,6 +182,16 @@ impl WorkerPool {
         self.lock().len()
     }
 
+    /// The pid of the fork server the pool last started, or why the last
+    /// start failed; `None` before the first (or when not wanted).
+    pub fn fork_server(&self) -> Option<Result<u32, String>> {
+        self.forks
+            .seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     /// Why the last spawn failed, if it did: for health reports.
     pub fn last_error(&self) -> Option<String> {
         self.last_error
@@ -131,12 +215,12 @@ async fn refill(pool: std::sync::Weak<WorkerPool>) {
             wanted.notified().await;
             continue;
         }
-        let (config, spawning) = (p.config.clone(), p.spawning.clone());
+        let (config, spawning, forks) = (p.config.clone(), p.spawning.clone(), p.forks.clone());
         drop(p);
         let Ok(slot) = spawning.acquire_owned().await else {
             return;
         };
-        let spawned = IdleWorker::spawn(&config).await;
+        let spawned = forks.make(&config).await;
         drop(slot);
         let Some(p) = pool.upgrade() else { return };
         match spawned {

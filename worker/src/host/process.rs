@@ -17,6 +17,8 @@ pub struct WorkerProcess {
     pub(crate) cgroup: Cgroup,
     /// The wait status, once reaped.
     status: Option<libc::c_int>,
+    /// A fork server's copy holds its uid slot until it is reaped.
+    pub(crate) slot: Option<super::fork_server::SlotLease>,
 }
 
 /// How a worker process ended.
@@ -39,14 +41,26 @@ impl WorkerProcess {
         if fd < 0 {
             return Err(std::io::Error::last_os_error());
         }
-        Ok(WorkerProcess {
+        // SAFETY: a new descriptor, ours alone.
+        let pidfd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+        Ok(WorkerProcess::adopt(pid, pidfd, stream, cgroup))
+    }
+
+    /// A child of ours whose pidfd we already hold (a fork server's copy).
+    pub(crate) fn adopt(
+        pid: libc::pid_t,
+        pidfd: OwnedFd,
+        stream: UnixStream,
+        cgroup: Cgroup,
+    ) -> WorkerProcess {
+        WorkerProcess {
             pid,
-            // SAFETY: a new descriptor, ours alone.
-            pidfd: unsafe { OwnedFd::from_raw_fd(fd as i32) },
+            pidfd,
             stream: Some(stream),
             cgroup,
             status: None,
-        })
+            slot: None,
+        }
     }
 
     /// The worker's pid on the host.

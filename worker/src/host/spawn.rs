@@ -24,7 +24,7 @@ use std::path::Path;
 use super::cgroup::Cgroup;
 use super::process::WorkerProcess;
 use crate::entry::STREAM_FD;
-use crate::jail::{HOST_UID_BASE, WORKER_UID};
+use crate::jail::{FORK_SLOTS, FORK_UID_BASE, HOST_UID_BASE, WORKER_UID};
 
 /// Why a worker process could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -61,15 +61,33 @@ struct ChildPlan {
 
 const NAMESPACES: libc::c_int = libc::CLONE_NEWUSER
     | libc::CLONE_NEWNS
-    | libc::CLONE_NEWPID
     | libc::CLONE_NEWNET
     | libc::CLONE_NEWIPC
     | libc::CLONE_NEWUTS;
+
+/// What the new process is to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// A worker: PID 1 of a PID namespace of its own, its inner
+    /// [`WORKER_UID`] a host uid of its own.
+    Worker,
+    /// A fork server (`fork_server.rs`): it stays in the host's PID
+    /// namespace, because the copies it makes are made the server's
+    /// children (`CLONE_PARENT`, which the init of a PID namespace may not
+    /// use), each in PID and user namespaces of its own; it maps
+    /// [`FORK_SLOTS`] host uids, one per copy alive.
+    ForkServer,
+}
 /// The child's stack until `execve` replaces it.
 const CHILD_STACK_BYTES: usize = 64 << 10;
 
 /// Starts `program args…` jailed in fresh namespaces, inside `cgroup`.
-pub fn spawn(program: &Path, args: &[String], cgroup: Cgroup) -> Result<WorkerProcess, SpawnError> {
+pub fn spawn(
+    program: &Path,
+    args: &[String],
+    cgroup: Cgroup,
+    shape: Shape,
+) -> Result<WorkerProcess, SpawnError> {
     let (host_end, worker_end) = UnixStream::pair().map_err(os("socketpair"))?;
     let (go_read, go_write) = pipe()?;
     // The child's copy of `exec_write` closes on its `execve` (or exit):
@@ -111,7 +129,7 @@ pub fn spawn(program: &Path, args: &[String], cgroup: Cgroup) -> Result<WorkerPr
         libc::clone(
             child_main,
             top as *mut libc::c_void,
-            NAMESPACES | libc::CLONE_VM | libc::SIGCHLD,
+            namespaces(shape) | libc::CLONE_VM | libc::SIGCHLD,
             (&plan as *const ChildPlan).cast_mut().cast(),
         )
     };
@@ -131,7 +149,7 @@ pub fn spawn(program: &Path, args: &[String], cgroup: Cgroup) -> Result<WorkerPr
         }
     };
     process.cgroup.add(pid).map_err(os("join the cgroup"))?;
-    write_id_maps(pid).map_err(os("write the uid/gid maps"))?;
+    write_id_maps(pid, shape).map_err(os("write the uid/gid maps"))?;
     let mut go = std::fs::File::from(go_write);
     go.write_all(b"g").map_err(os("release the child"))?;
     wait_for_exec(exec_read).map_err(os("wait for the worker's exec"))?;
@@ -139,13 +157,28 @@ pub fn spawn(program: &Path, args: &[String], cgroup: Cgroup) -> Result<WorkerPr
     Ok(process)
 }
 
+fn namespaces(shape: Shape) -> libc::c_int {
+    match shape {
+        Shape::Worker => NAMESPACES | libc::CLONE_NEWPID,
+        Shape::ForkServer => NAMESPACES,
+    }
+}
+
 /// Inner 0 is the host's root only while the worker builds its jail; the
-/// worker then switches for good to its own unprivileged host uid.
-fn write_id_maps(pid: libc::pid_t) -> std::io::Result<()> {
-    let own = HOST_UID_BASE + pid as u32;
-    let map = format!("0 0 1\n{WORKER_UID} {own} 1\n");
+/// worker then switches for good to its own unprivileged host uid (a fork
+/// server's copies, each to one of the server's range).
+fn write_id_maps(pid: libc::pid_t, shape: Shape) -> std::io::Result<()> {
+    let map = match shape {
+        Shape::Worker => format!("0 0 1\n{WORKER_UID} {} 1\n", HOST_UID_BASE + pid as u32),
+        Shape::ForkServer => format!("0 0 1\n{WORKER_UID} {} {FORK_SLOTS}\n", fork_uid_base(pid)),
+    };
     std::fs::write(format!("/proc/{pid}/uid_map"), &map)?;
     std::fs::write(format!("/proc/{pid}/gid_map"), &map)
+}
+
+/// The first host uid of the fork server `pid`'s range.
+pub(crate) fn fork_uid_base(pid: libc::pid_t) -> u32 {
+    FORK_UID_BASE + pid as u32 * FORK_SLOTS
 }
 
 /// Returns once the child no longer runs in our memory: its end of the
