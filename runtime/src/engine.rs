@@ -203,15 +203,41 @@ impl Runtime {
         Ok(runtime)
     }
 
+    /// Whether the cache `config` names holds, for the engine `config`
+    /// makes, an entry of the shell and an indexed one of every program —
+    /// checked without loading any: what lets a process that only hands
+    /// its sandboxes to workers (`ephemeral exec` in `jail+wasm`) skip
+    /// making a runtime of its own. Returns the cache's folder if so.
+    pub fn warm_cache_dir(config: &RuntimeConfig) -> Result<Option<PathBuf>, Error> {
+        let engine =
+            Engine::new(&engine_config(config)).map_err(|e| Error::Engine(format!("{e:#}")))?;
+        let cache = cache_for(config, &engine);
+        if !cache.entry_path(&engine, "shell", SHELL_WASM).exists() {
+            return Ok(None);
+        }
+        let dir = config
+            .programs_dir
+            .clone()
+            .unwrap_or_else(default_programs_dir);
+        let programs = find_programs(dir);
+        let every_one = programs
+            .iter()
+            .filter(|(n, s)| *n == s.name())
+            .all(|(name, slot)| cache.indexed(name, &slot.path).is_some());
+        Ok(every_one.then(|| cache.dir().to_path_buf()))
+    }
+
     /// In a copy of a process made with [`Runtime::new_for_forking`]:
-    /// starts its own epoch thread. (wasi's I/O runtime starts, with its
-    /// threads, the first time a command waits on a timer or a stream —
-    /// most never do; what it needs is on a worker's seccomp list.)
+    /// starts its own epoch thread and wasi's I/O runtime (its threads),
+    /// before the copy locks itself: made later, lazily, the I/O runtime
+    /// would make system calls a locked worker may not (its signal
+    /// driver's `socketpair`), and panic.
     pub fn after_fork(&self) {
         let mut ticker = self.ticker.lock().unwrap_or_else(PoisonError::into_inner);
         if ticker.is_none() {
             *ticker = Some(EpochTicker::start(self.engine.clone()));
         }
+        wasmtime_wasi::runtime::in_tokio(async {});
     }
 
     /// Starts describing a new sandbox.

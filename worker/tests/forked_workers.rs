@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use ephemeral_runtime::Limits;
-use ephemeral_worker::host::ForkServer;
+use ephemeral_worker::host::{Command, ForkServer};
 use ephemeral_worker::jail::FORK_UID_BASE;
 use ephemeral_worker::{ExecEvent, IdleWorker, WorkerHandle, WorkerPool};
 use support::{config, run, run_for, status};
@@ -105,9 +105,26 @@ async fn copies_are_confined_and_share_nothing_with_their_siblings() {
             }
         }
     }
-    // The sandbox inside works as in a spawned worker.
+    // The sandbox inside works as in a spawned worker, stdin and wasi's
+    // streams (its I/O runtime, started before the copy locked itself)
+    // included.
     let ran = run(&copies[0], "echo hi && whoami && python3 -c 'print(6*7)'").await;
     assert_eq!(ran.stdout, "hi\nworker\n42\n", "{ran:?}");
+    let mut events = copies[1].run(Command {
+        command: "cat; python3 -c 'import sys; print(sys.stdin.read() or \"empty\")'".into(),
+        timeout: Duration::from_secs(30),
+        stdin: b"piped in\n".to_vec(),
+        env: Vec::new(),
+    });
+    let mut out = String::new();
+    while let Some(event) = events.recv().await {
+        match event {
+            ExecEvent::Output(_, d) => out.push_str(&String::from_utf8_lossy(&d)),
+            ExecEvent::Failed(why) => panic!("{why}"),
+            ExecEvent::Exit(_) => {}
+        }
+    }
+    assert_eq!(out, "piped in\nempty\n");
     for c in copies {
         c.destroy().await;
     }

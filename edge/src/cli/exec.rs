@@ -10,10 +10,14 @@ use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
 use clap::{Args, ValueEnum};
-use ephemeral_runtime::{Limits, Runtime, Stream};
+use std::sync::Arc;
+
+use ephemeral_runtime::{Limits, Runtime, RuntimeConfig, Stream};
 
 use crate::config::WorkersConfig;
-use crate::sandbox::{Choice, ChooseError, ExecEvent, Sandbox, SandboxSource, choose};
+use crate::sandbox::{
+    Choice, ChooseError, ExecEvent, Sandbox, SandboxSource, choose, jailed_from_warm_cache,
+};
 
 #[derive(Args)]
 pub struct ExecArgs {
@@ -54,8 +58,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     if commands.is_empty() {
         bail!("no command given: ephemeral exec -- 'COMMAND'");
     }
-    let runtime = Runtime::new(crate::install::Layout::detect().runtime_config())
-        .context("cannot start the sandbox runtime")?;
+    let config = crate::install::Layout::detect().runtime_config();
     let timeout = Duration::from_secs(args.timeout);
     let limits = Limits {
         command_timeout: timeout,
@@ -81,13 +84,42 @@ pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()?;
     let status = tokio.block_on(async {
-        let sandboxes = choose(&choice, &runtime).await.map_err(refused)?;
+        let sandboxes = match fast_jail(&args, &choice, &config).await {
+            Some(sandboxes) => sandboxes,
+            None => {
+                let runtime = tokio::task::spawn_blocking(move || Runtime::new(config))
+                    .await?
+                    .context("cannot start the sandbox runtime")?;
+                choose(&choice, &runtime).await.map_err(refused)?
+            }
+        };
         if args.isolation.is_none() && sandboxes.isolation() == crate::isolation::Isolation::Wasm {
             eprintln!("ephemeral: isolation wasm (in-process): no jail here");
         }
         exec_all(sandboxes.as_ref(), limits, &commands).await
     })?;
     Ok(ExitCode::from(u8::try_from(status & 0xff).unwrap_or(1)))
+}
+
+/// `jail+wasm` with no runtime in this process, when that is what
+/// `choose` would give (jail asked for, or nothing asked for and no
+/// hardware KVM here) and the component cache is warm.
+async fn fast_jail(
+    args: &ExecArgs,
+    choice: &Choice,
+    config: &RuntimeConfig,
+) -> Option<Arc<dyn SandboxSource>> {
+    let jail_is_the_choice = match args.isolation {
+        Some(Isolation::Jail) => true,
+        None => tokio::task::spawn_blocking(|| crate::isolation::kvm_ready().is_err())
+            .await
+            .unwrap_or(false),
+        _ => false,
+    };
+    if !jail_is_the_choice {
+        return None;
+    }
+    jailed_from_warm_cache(choice, config).await
 }
 
 /// One line saying why the isolation asked for cannot be had.

@@ -9,11 +9,11 @@
 
 use std::sync::Arc;
 
-use ephemeral_runtime::Runtime;
+use ephemeral_runtime::{Runtime, RuntimeConfig};
 use ephemeral_worker::{WorkerConfig, WorkerPool};
 
 use super::in_process::InProcess;
-use super::worker::{Pooled, jail_config};
+use super::worker::{Pooled, jail_config, jail_config_for};
 use super::{SandboxSource, Unavailable};
 use crate::config::WorkersConfig;
 use crate::isolation::Isolation;
@@ -90,6 +90,34 @@ pub async fn choose(
         });
     }
     Ok(source)
+}
+
+/// Jailed workers without a runtime in this process, when the host can
+/// jail them and the cache `config` names already holds every component:
+/// a one-shot client (`ephemeral exec`) then spends nothing on an engine
+/// of its own. `None`: use [`choose`].
+pub async fn jailed_from_warm_cache(
+    choice: &Choice,
+    config: &RuntimeConfig,
+) -> Option<Arc<dyn SandboxSource>> {
+    let probe = config.clone();
+    let cache_dir = tokio::task::spawn_blocking(move || Runtime::warm_cache_dir(&probe))
+        .await
+        .ok()?
+        .ok()??;
+    let programs_dir = config
+        .programs_dir
+        .clone()
+        .unwrap_or_else(RuntimeConfig::default_programs_dir);
+    let portable = config.portable_target.is_some();
+    let workers = jail_config_for(
+        cache_dir,
+        programs_dir,
+        portable,
+        choice.workers.binary.clone(),
+    )
+    .ok()?;
+    Some(pooled(choice, workers))
 }
 
 /// A pool of jailed VMMs serving microVMs, or why this host has none.

@@ -32,7 +32,7 @@ pub use ephemeral_worker::protocol::{FileOp, FileRefusal, FileReply, WireFileInf
 pub use ephemeral_worker::{ExecEvent, WorkerFailure as SandboxFailure};
 use tokio::sync::mpsc;
 
-pub use choose::{Choice, ChooseError, choose};
+pub use choose::{Choice, ChooseError, choose, jailed_from_warm_cache};
 
 use crate::isolation::Isolation;
 

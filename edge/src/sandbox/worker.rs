@@ -83,17 +83,27 @@ pub(crate) fn jail_config(
     runtime: &Runtime,
     binary: Option<PathBuf>,
 ) -> Result<WorkerConfig, Unavailable> {
+    jail_config_for(
+        runtime.cache().dir().to_path_buf(),
+        runtime.programs_dir(),
+        runtime.portable_target().is_some(),
+        binary,
+    )
+}
+
+/// As [`jail_config`], from the folders themselves.
+pub(crate) fn jail_config_for(
+    cache_dir: PathBuf,
+    programs_dir: PathBuf,
+    portable: bool,
+    binary: Option<PathBuf>,
+) -> Result<WorkerConfig, Unavailable> {
     let program = match binary {
         Some(path) => path,
         None => super::binaries::worker_binary()?,
     };
-    let mut config = WorkerConfig::detect(
-        program,
-        vec!["worker".into()],
-        runtime.cache().dir().to_path_buf(),
-        runtime.programs_dir(),
-    )
-    .map_err(Unavailable::Host)?;
-    config.portable = runtime.portable_target().is_some();
+    let mut config = WorkerConfig::detect(program, vec!["worker".into()], cache_dir, programs_dir)
+        .map_err(Unavailable::Host)?;
+    config.portable = portable;
     Ok(config)
 }
