@@ -12,7 +12,10 @@
 //! `umount2`, `pivot_root`, `unshare`, `setns`, `bpf`, `perf_event_open`,
 //! `keyctl`, `add_key`, `request_key`, `userfaultfd`, `init_module`,
 //! `finit_module`, `delete_module`, `kexec_load`, `reboot`, `kill`,
-//! `connect`/`bind` on anything but the inherited socket's family, `execve`.
+//! `bind`, `listen`, `connect` and `accept` (a worker's sockets are its
+//! inherited stream and unnamed pairs: with no name to meet at, copies of
+//! a fork server sharing its network namespace cannot reach each other),
+//! `execve`.
 
 use std::collections::BTreeMap;
 
@@ -148,9 +151,16 @@ impl AllowList {
 
     /// The worker's list (see the module docs).
     pub fn worker() -> Result<AllowList, JailError> {
+        let unix = || equals(0, libc::AF_UNIX as u64);
         AllowList::new(
             WORKER,
-            vec![(libc::SYS_socket, vec![equals(0, libc::AF_UNIX as u64)?])],
+            vec![
+                (libc::SYS_socket, vec![unix()?]),
+                // A pair of connected unix sockets: what a tokio runtime
+                // made after the lock (a fork server's copy makes wasi's
+                // lazily) wakes its signal driver with.
+                (libc::SYS_socketpair, vec![unix()?]),
+            ],
         )
     }
 
@@ -185,6 +195,20 @@ impl AllowList {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_worker_can_name_no_socket() {
+        let list = super::AllowList::worker().unwrap();
+        for nr in [
+            libc::SYS_bind,
+            libc::SYS_listen,
+            libc::SYS_connect,
+            libc::SYS_accept,
+            libc::SYS_accept4,
+        ] {
+            assert!(!list.allows(nr), "system call {nr} is allowed");
+        }
+    }
+
     #[test]
     fn the_filter_compiles() {
         let program = super::AllowList::worker().unwrap().program().unwrap();

@@ -228,16 +228,16 @@ impl Runtime {
     }
 
     /// In a copy of a process made with [`Runtime::new_for_forking`]:
-    /// starts its own epoch thread and wasi's I/O runtime (its threads),
-    /// before the copy locks itself: made later, lazily, the I/O runtime
-    /// would make system calls a locked worker may not (its signal
-    /// driver's `socketpair`), and panic.
+    /// starts its own epoch thread. wasi's I/O runtime (a tokio runtime
+    /// with its threads) starts lazily, the first time a command needs it
+    /// — many never do — so the copy must allow what making it takes
+    /// (the worker's seccomp list does: threads, epoll, an `AF_UNIX`
+    /// socket pair).
     pub fn after_fork(&self) {
         let mut ticker = self.ticker.lock().unwrap_or_else(PoisonError::into_inner);
         if ticker.is_none() {
             *ticker = Some(EpochTicker::start(self.engine.clone()));
         }
-        wasmtime_wasi::runtime::in_tokio(async {});
     }
 
     /// Starts describing a new sandbox.

@@ -5,7 +5,8 @@
 //! components already mapped: no `execve`, no jail to build, no engine
 //! to make. What the copy must not share, it gets fresh:
 //! - PID, user, IPC and UTS namespaces of its own (it is PID 1 of its own
-//!   and sees no sibling), made by the same `clone`;
+//!   and sees no sibling), made by the same `clone` (the mount and network
+//!   namespaces are the server's: see `COPY_NAMESPACES`);
 //! - a host uid of its own: the host maps the copy's user namespace onto
 //!   the server's slot it chose (`jail::FORK_SLOTS`), so no two copies
 //!   alive share an identity;
@@ -44,8 +45,13 @@ use crate::entry::{WorkerArgs, WorkerError};
 use crate::jail::{self, WORKER_UID, seccomp::AllowList};
 use crate::protocol::{FromWorker, VERSION};
 
-/// Namespaces each copy gets of its own (its mount and network namespaces
-/// are the server's: a read-only root, and a loopback never brought up).
+/// Namespaces each copy gets of its own. Its mount namespace is the
+/// server's: a read-only root no copy can change or write. So is its
+/// network namespace (a loopback never brought up, no other interface):
+/// the one thing copies could meet on there, an abstract unix socket,
+/// takes `bind`, `listen` or `connect`, which no locked worker may call;
+/// a namespace each would cost a quarter of the runs a second (its
+/// teardown is the kernel's slowest).
 const COPY_NAMESPACES: libc::c_ulong = (libc::CLONE_NEWUSER
     | libc::CLONE_NEWPID
     | libc::CLONE_NEWIPC

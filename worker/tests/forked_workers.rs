@@ -69,7 +69,8 @@ async fn copies_are_confined_and_share_nothing_with_their_siblings() {
         );
     }
     // No identity shared between siblings: pid, uid, user, PID, IPC and
-    // UTS namespaces, cgroup.
+    // UTS namespaces, cgroup. (Their network namespace is the fork
+    // server's: no interface up, and no copy may bind, listen or connect.)
     let distinct = |values: Vec<String>, what: &str| {
         let set: HashSet<&String> = values.iter().collect();
         assert_eq!(set.len(), values.len(), "{what} shared: {values:?}");
