@@ -133,17 +133,21 @@ pub fn enter_fork_server(plan: &JailPlan) -> Result<std::os::fd::OwnedFd, JailEr
     mounts::unshare_cgroup()?;
     mounts::build_root(plan.tmpfs_bytes, &plan.binds)?;
     set_hostname()?;
-    rlimits::apply(plan)?;
+    rlimits::apply_but_threads(plan)?;
     credentials::drop_bounding_set()?;
     credentials::set_no_new_privs()?;
     Ok(proc.into())
 }
 
-/// Step 3 for a fork server's copy: Landlock (which the server left to
-/// it), then the bounding set (the user namespace the copy was made in
-/// gave it a whole one back), then as [`lock`]. The root, mounts, rlimits
-/// and `no_new_privs` it inherited from the fork server.
-pub fn lock_copy(allowed: &seccomp::AllowList) -> Result<LandlockStatus, JailError> {
+/// Step 3 for a fork server's copy: its thread limit and Landlock (which
+/// the server left to it), then the bounding set (the user namespace the
+/// copy was made in gave it a whole one back), then as [`lock`]. The root,
+/// mounts, other rlimits and `no_new_privs` it inherited from the server.
+pub fn lock_copy(
+    allowed: &seccomp::AllowList,
+    max_threads: u64,
+) -> Result<LandlockStatus, JailError> {
+    rlimits::limit_threads(max_threads)?;
     let landlock = landlock_rules::restrict_to_read_only()?;
     credentials::drop_bounding_set()?;
     lock(allowed)?;

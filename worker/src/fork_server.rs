@@ -106,6 +106,8 @@ struct Server {
     /// The host's `/proc` (see `jail::enter_fork_server`).
     proc: OwnedFd,
     allowed: AllowList,
+    /// Each copy's thread limit (the server's own is unlimited).
+    max_threads: u64,
 }
 
 fn warm(args: &WorkerArgs) -> Result<(Server, Arc<Runtime>), WorkerError> {
@@ -123,7 +125,15 @@ fn warm(args: &WorkerArgs) -> Result<(Server, Arc<Runtime>), WorkerError> {
         ))
         .into());
     }
-    Ok((Server { proc, allowed }, runtime))
+    let max_threads = plan.max_threads;
+    Ok((
+        Server {
+            proc,
+            allowed,
+            max_threads,
+        },
+        runtime,
+    ))
 }
 
 /// This process's threads, from the host's `/proc`.
@@ -183,7 +193,7 @@ fn fork_one(
             libc::close(control.as_raw_fd());
             libc::close(server.proc.as_raw_fd());
         }
-        become_copy(runtime, copy_end, &server.allowed);
+        become_copy(runtime, copy_end, server);
     }
     drop(copy_end);
     let made = if pid < 0 {
@@ -265,8 +275,8 @@ fn map_ids(proc: &OwnedFd, pid: libc::pid_t, slot: u32) -> std::io::Result<()> {
 }
 
 /// The copy's life: wait for the host's word, lock, serve one run, exit.
-fn become_copy(runtime: &Arc<Runtime>, stream: UnixStream, allowed: &AllowList) -> ! {
-    let code = match serve_copy(runtime, &stream, allowed) {
+fn become_copy(runtime: &Arc<Runtime>, stream: UnixStream, server: &Server) -> ! {
+    let code = match serve_copy(runtime, &stream, server) {
         Ok(()) => 0,
         Err(e) => {
             let _ = write_frame(
@@ -285,7 +295,7 @@ fn become_copy(runtime: &Arc<Runtime>, stream: UnixStream, allowed: &AllowList) 
 fn serve_copy(
     runtime: &Arc<Runtime>,
     stream: &UnixStream,
-    allowed: &AllowList,
+    server: &Server,
 ) -> Result<(), WorkerError> {
     let mut go = [0u8; 1];
     (&*stream).read_exact(&mut go)?;
@@ -293,7 +303,7 @@ fn serve_copy(
         return Err(std::io::Error::other("the host did not release the copy").into());
     }
     runtime.after_fork();
-    let landlock = jail::lock_copy(allowed)?;
+    let landlock = jail::lock_copy(&server.allowed, server.max_threads)?;
     tracing::debug!(?landlock, "copy locked");
     crate::guest::serve(
         runtime.clone(),

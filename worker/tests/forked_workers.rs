@@ -256,3 +256,23 @@ with open('big', 'wb') as f:
     next.destroy().await;
     worker.destroy().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn many_copies_alive_each_have_their_own_thread_limit() {
+    // The kernel charges the threads of every copy's user namespace to the
+    // one uid that owns them all: with the server's own limit (64) they
+    // would share 64 threads, and copies past it could start none.
+    let server = ForkServer::start(&config()).await.expect("a fork server");
+    let mut copies = Vec::new();
+    for _ in 0..24 {
+        copies.push(copy(&server).await);
+    }
+    // Each starts threads (wasi's I/O runtime for its timer, a process).
+    for c in &copies {
+        let ran = run(c, "sleep 0.05; echo ok | cat").await;
+        assert_eq!(ran.stdout, "ok\n", "{ran:?}");
+    }
+    for c in copies {
+        c.destroy().await;
+    }
+}
