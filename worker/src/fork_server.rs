@@ -138,21 +138,8 @@ fn warm(args: &WorkerArgs) -> Result<(Server, Arc<Runtime>), WorkerError> {
 
 /// This process's threads, from the host's `/proc`.
 fn threads(proc: &OwnedFd) -> std::io::Result<usize> {
-    let path = std::ffi::CString::new(format!("{}/status", std::process::id()))
-        .map_err(|_| std::io::Error::other("a NUL in a path"))?;
-    // SAFETY: openat on a descriptor we hold, with a NUL-terminated path.
-    let fd = unsafe {
-        libc::openat(
-            proc.as_raw_fd(),
-            path.as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: a new descriptor, ours alone.
-    let mut file = std::fs::File::from(unsafe { <OwnedFd as FromRawFd>::from_raw_fd(fd) });
+    let path = format!("{}/status", std::process::id());
+    let mut file = open_in_proc(proc, &path, libc::O_RDONLY)?;
     let mut status = String::new();
     file.read_to_string(&mut status)?;
     status
@@ -254,24 +241,25 @@ fn send(control: &UnixStream, reply: &[u8], fds: &[RawFd]) -> Result<(), WorkerE
 fn map_ids(proc: &OwnedFd, pid: libc::pid_t, slot: u32) -> std::io::Result<()> {
     let map = format!("0 0 1\n{WORKER_UID} {} 1\n", WORKER_UID + slot);
     for file in ["uid_map", "gid_map"] {
-        let path = std::ffi::CString::new(format!("{pid}/{file}"))
-            .map_err(|_| std::io::Error::other("a NUL in a path"))?;
-        // SAFETY: openat on a descriptor we hold, with a NUL-terminated path.
-        let fd = unsafe {
-            libc::openat(
-                proc.as_raw_fd(),
-                path.as_ptr(),
-                libc::O_WRONLY | libc::O_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: a new descriptor, ours alone.
-        let mut file = std::fs::File::from(unsafe { <OwnedFd as FromRawFd>::from_raw_fd(fd) });
+        let mut file = open_in_proc(proc, &format!("{pid}/{file}"), libc::O_WRONLY)?;
         std::io::Write::write_all(&mut file, map.as_bytes())?;
     }
     Ok(())
+}
+
+/// `path` under the host's `/proc`, through the descriptor the server kept.
+fn open_in_proc(proc: &OwnedFd, path: &str, flags: libc::c_int) -> std::io::Result<std::fs::File> {
+    let path =
+        std::ffi::CString::new(path).map_err(|_| std::io::Error::other("a NUL in a path"))?;
+    // SAFETY: openat on a descriptor we hold, with a NUL-terminated path.
+    let fd = unsafe { libc::openat(proc.as_raw_fd(), path.as_ptr(), flags | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a new descriptor, ours alone.
+    Ok(std::fs::File::from(unsafe {
+        <OwnedFd as FromRawFd>::from_raw_fd(fd)
+    }))
 }
 
 /// The copy's life: wait for the host's word, lock, serve one run, exit.

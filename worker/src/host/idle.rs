@@ -39,6 +39,15 @@ impl std::fmt::Debug for IdleWorker {
     }
 }
 
+/// A new worker's cgroup, with the default sandbox's caps until its run.
+fn worker_cgroup(config: &WorkerConfig) -> Result<Cgroup, SpawnError> {
+    let limits = config.cgroup_limits(Limits::default().memory_bytes as u64);
+    Cgroup::create(config.cgroups, limits).map_err(|e| SpawnError::Os {
+        step: "create the cgroup",
+        source: e,
+    })
+}
+
 /// Why a worker could not be made ready or given its run.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -58,33 +67,14 @@ impl IdleWorker {
     /// Makes a worker and waits for its `Ready`.
     pub async fn spawn(config: &WorkerConfig) -> Result<IdleWorker, StartError> {
         let spawned = Instant::now();
-        let cgroup = Cgroup::create(
-            config.cgroups,
-            config.cgroup_limits(Limits::default().memory_bytes as u64),
-        )
-        .map_err(|e| SpawnError::Os {
-            step: "create the cgroup",
-            source: e,
-        })?;
-        let mut process = spawn(
+        let args = config.worker_args();
+        let process = spawn(
             &config.program,
-            &config.worker_args(),
-            cgroup,
+            &args,
+            worker_cgroup(config)?,
             Shape::Worker,
         )?;
-        let stream = process
-            .stream
-            .take()
-            .ok_or_else(|| StartError::NotReady("no stream".into()))?;
-        let body = Body::Process(process);
-        Self::ready(
-            body,
-            stream,
-            Some(config.clone()),
-            spawned,
-            config.ready_timeout,
-        )
-        .await
+        Self::ready_process(process, config, spawned).await
     }
 
     /// A worker copied from `server` (see [`super::ForkServer`]) into a
@@ -94,15 +84,16 @@ impl IdleWorker {
         config: &WorkerConfig,
     ) -> Result<IdleWorker, StartError> {
         let spawned = Instant::now();
-        let cgroup = Cgroup::create(
-            config.cgroups,
-            config.cgroup_limits(Limits::default().memory_bytes as u64),
-        )
-        .map_err(|e| SpawnError::Os {
-            step: "create the cgroup",
-            source: e,
-        })?;
-        let mut process = server.fork(cgroup)?;
+        let process = server.fork(worker_cgroup(config)?)?;
+        Self::ready_process(process, config, spawned).await
+    }
+
+    /// Waits for a worker process's `Ready` on its stream.
+    async fn ready_process(
+        mut process: super::WorkerProcess,
+        config: &WorkerConfig,
+        spawned: Instant,
+    ) -> Result<IdleWorker, StartError> {
         let stream = process
             .stream
             .take()
