@@ -35,14 +35,29 @@ fn main() {
     let target_dir = wasm_target_dir();
     build_guests(workspace, &target_dir);
     let artifacts = target_dir.join(WASM_TARGET).join("release");
-    println!(
-        "cargo:rustc-env=EPHEMERAL_SHELL_WASM={}",
-        artifacts.join("ephemeral-shell.wasm").display()
-    );
+    let shell = artifacts.join("ephemeral-shell.wasm");
+    println!("cargo:rustc-env=EPHEMERAL_SHELL_WASM={}", shell.display());
+    write_shell_digest(&shell);
     println!(
         "cargo:rustc-env=EPHEMERAL_TEST_GUESTS_DIR={}",
         artifacts.display()
     );
+}
+
+/// `$OUT_DIR/shell_digest.rs`: the shell's BLAKE3 digest, so that a
+/// process names the shell's cache entry without hashing its 8 MB.
+fn write_shell_digest(shell: &Path) {
+    let bytes = std::fs::read(shell)
+        .unwrap_or_else(|e| panic!("cannot read the shell {}: {e}", shell.display()));
+    let digest = blake3::hash(&bytes);
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("set by cargo"));
+    let code = format!(
+        "/// BLAKE3 of [`SHELL_WASM`], computed by the build script.\n\
+         pub static SHELL_DIGEST: [u8; 32] = {:?};\n",
+        digest.as_bytes()
+    );
+    std::fs::write(out.join("shell_digest.rs"), code)
+        .unwrap_or_else(|e| panic!("cannot write the shell's digest: {e}"));
 }
 
 /// `<cargo target dir>/wasm`, found from OUT_DIR

@@ -5,11 +5,10 @@
 //! `crate::MODULE` a file names, in `use` lines and paths alike.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
 /// Top-level module -> the top-level modules its files name.
 fn graph() -> BTreeMap<String, BTreeSet<String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let src = crate_dir().join("src");
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut files = vec![src.clone()];
     while let Some(path) = files.pop() {
@@ -123,4 +122,12 @@ fn nothing_below_the_assembly_imports_it() {
 fn the_path_reader_sees_groups_and_paths() {
     let text = "use crate::{a::X, b};\nlet x = crate::c::f();\nuse crate::d::{E, F};";
     assert_eq!(crate_paths(text), ["a", "b", "c", "d"]);
+}
+
+/// This crate's folder: where `cargo test` says it is now, not where this
+/// binary was built (a shared build cache serves clones at other paths).
+fn crate_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into())
 }

@@ -41,7 +41,7 @@ fn tarball() -> PathBuf {
     if let Some(path) = std::env::var_os("EPHEMERAL_DIST_TARBALL") {
         return path.into();
     }
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let repo = crate_dir().join("..");
     let out = run_ok(
         Command::new(repo.join("dev"))
             .arg("dist")
@@ -354,4 +354,12 @@ fn the_releases_jailed_workers_load_its_precompiled_components() {
         entries.iter().any(|e| e.starts_with("shell-")),
         "{entries:?}"
     );
+}
+
+/// This crate's folder: where `cargo test` says it is now, not where this
+/// binary was built (a shared build cache serves clones at other paths).
+fn crate_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into())
 }

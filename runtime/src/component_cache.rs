@@ -46,6 +46,48 @@ pub enum CacheOutcome {
     Rebuilt,
 }
 
+/// A component's bytes, as the cache names them: by a hash of the bytes,
+/// or by a digest computed ahead (the embedded shell's, at build time),
+/// so that naming its entry reads none of the 8 MB it would hash — which
+/// every new worker process and `ephemeral exec` did.
+#[derive(Debug, Clone, Copy)]
+pub struct Wasm<'a> {
+    bytes: &'a [u8],
+    digest: Option<&'a [u8; 32]>,
+}
+
+impl<'a> Wasm<'a> {
+    /// `bytes`, named by `digest`: their BLAKE3 digest, computed ahead
+    /// (the caller's promise; a wrong one names the entry of other bytes).
+    /// The entry is not the one the bytes alone would name.
+    pub const fn with_digest(bytes: &'a [u8], digest: &'a [u8; 32]) -> Wasm<'a> {
+        Wasm {
+            bytes,
+            digest: Some(digest),
+        }
+    }
+
+    /// The component's bytes.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+}
+
+impl<'a> From<&'a [u8]> for Wasm<'a> {
+    fn from(bytes: &'a [u8]) -> Wasm<'a> {
+        Wasm {
+            bytes,
+            digest: None,
+        }
+    }
+}
+
+impl<'a> From<&'a Vec<u8>> for Wasm<'a> {
+    fn from(bytes: &'a Vec<u8>) -> Wasm<'a> {
+        Wasm::from(bytes.as_slice())
+    }
+}
+
 /// The on-disk cache of precompiled components.
 pub struct ComponentCache {
     dir: PathBuf,
@@ -98,14 +140,43 @@ impl ComponentCache {
 
     /// The file that holds (or will hold) `wasm` compiled for `engine`,
     /// taken from the seed if this folder lacks it and the seed has it.
-    pub fn entry_path(&self, engine: &Engine, name: &str, wasm: &[u8]) -> PathBuf {
+    pub fn entry_path<'a>(
+        &self,
+        engine: &Engine,
+        name: &str,
+        wasm: impl Into<Wasm<'a>>,
+    ) -> PathBuf {
+        let wasm = wasm.into();
         let mut key = KeyHasher(blake3::Hasher::new());
-        key.0.update(wasm);
+        match wasm.digest {
+            // Tagged, so that no component's bytes name the same entry.
+            Some(digest) => {
+                key.0.update(b"blake3 digest\0");
+                key.0.update(digest);
+            }
+            None => {
+                key.0.update(wasm.bytes);
+            }
+        }
         engine.precompile_compatibility_hash().hash(&mut key);
         let hex = key.0.finalize().to_hex();
         let path = self.dir.join(format!("{name}-{}.cwasm", &hex[..32]));
         self.adopt(&path);
         path
+    }
+
+    /// The entry of `wasm` for `engine` if it is there and already
+    /// checked, so that a process that may not write here (a worker) maps
+    /// it at once: what a client that leaves the loading to workers asks
+    /// before it does (see `Runtime::warm_cache_dir`).
+    pub fn checked_entry<'a>(
+        &self,
+        engine: &Engine,
+        name: &str,
+        wasm: impl Into<Wasm<'a>>,
+    ) -> Option<PathBuf> {
+        let path = self.entry_path(engine, name, wasm);
+        self.checked_before(&path).then_some(path)
     }
 
     /// Brings the seed's copy of entry `path` in if this folder lacks it:
@@ -137,13 +208,15 @@ impl ComponentCache {
 
     /// Makes sure an entry for `wasm` exists, compiling it if not, without
     /// loading it (the engine may target another machine).
-    pub fn ensure_compiled(
+    pub fn ensure_compiled<'a>(
         &self,
         engine: &Engine,
         name: &str,
-        wasm: &[u8],
+        wasm: impl Into<Wasm<'a>>,
     ) -> Result<PathBuf, Error> {
+        let wasm = wasm.into();
         let path = self.entry_path(engine, name, wasm);
+        let wasm = wasm.bytes;
         let _lock = self.compile_lock(&path);
         if !path.exists() {
             let compiled = engine
@@ -157,13 +230,15 @@ impl ComponentCache {
     }
 
     /// The component for `wasm`, from the cache when a valid entry exists.
-    pub fn load_or_compile(
+    pub fn load_or_compile<'a>(
         &self,
         engine: &Engine,
         name: &str,
-        wasm: &[u8],
+        wasm: impl Into<Wasm<'a>>,
     ) -> Result<(Component, CacheOutcome), Error> {
+        let wasm = wasm.into();
         let path = self.entry_path(engine, name, wasm);
+        let wasm = wasm.bytes;
         let mut outcome = CacheOutcome::Compiled;
         if path.exists() {
             match self.load(engine, &path) {
@@ -320,6 +395,9 @@ impl ComponentCache {
         tmp.as_file()
             .set_permissions(fs::Permissions::from_mode(0o644))?;
         tmp.persist(path).map_err(|e| e.error)?;
+        // Just written whole: a worker (which may not write the note) must
+        // not read and hash it all again before it maps it.
+        self.mark_checked(path);
         Ok(())
     }
 }

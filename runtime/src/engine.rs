@@ -20,7 +20,7 @@ use wasmtime::component::Linker;
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use crate::Error;
-use crate::component_cache::{CacheOutcome, ComponentCache};
+use crate::component_cache::{CacheOutcome, ComponentCache, Wasm};
 use crate::launch::StoreState;
 pub use crate::linker::Program;
 use crate::linker::{prelink, sandbox_linker};
@@ -104,6 +104,9 @@ impl Default for RuntimeConfig {
 
 /// The shell component, built from `shell-wasi/` by this crate's build script.
 pub static SHELL_WASM: &[u8] = include_bytes!(env!("EPHEMERAL_SHELL_WASM"));
+include!(concat!(env!("OUT_DIR"), "/shell_digest.rs"));
+/// The shell as the cache names it (by its digest: see [`Wasm`]).
+static SHELL: Wasm<'static> = Wasm::with_digest(SHELL_WASM, &SHELL_DIGEST);
 
 /// The engine, the linker and the pre-linked shell.
 pub struct Runtime {
@@ -135,7 +138,7 @@ impl Runtime {
             Engine::new(&engine_config(&config)).map_err(|e| Error::Engine(format!("{e:#}")))?;
         let linker = sandbox_linker(&engine).map_err(|e| Error::Engine(format!("{e:#}")))?;
         let cache = cache_for(&config, &engine);
-        let (component, shell_cache) = cache.load_or_compile(&engine, "shell", SHELL_WASM)?;
+        let (component, shell_cache) = cache.load_or_compile(&engine, "shell", SHELL)?;
         let shell = prelink(&linker, "shell", &component)?;
         let ticker = EpochTicker::start(engine.clone());
         let programs = find_programs(
@@ -157,7 +160,7 @@ impl Runtime {
             utilities: OnceLock::new(),
             ticker: Mutex::new(Some(ticker)),
         });
-        let utilities = runtime.ask_shell_for_utilities()?;
+        let utilities = runtime.shell_utilities()?;
         let mut bin_names = utilities.clone();
         let _ = runtime.utilities.set(utilities);
         bin_names.extend(runtime.program_names());
@@ -204,15 +207,21 @@ impl Runtime {
     }
 
     /// Whether the cache `config` names holds, for the engine `config`
-    /// makes, an entry of the shell and an indexed one of every program —
+    /// makes, a checked entry of the shell (its utilities written down) and an
+    /// indexed one of every program —
     /// checked without loading any: what lets a process that only hands
     /// its sandboxes to workers (`ephemeral exec` in `jail+wasm`) skip
     /// making a runtime of its own. Returns the cache's folder if so.
     pub fn warm_cache_dir(config: &RuntimeConfig) -> Result<Option<PathBuf>, Error> {
-        let engine =
-            Engine::new(&engine_config(config)).map_err(|e| Error::Engine(format!("{e:#}")))?;
+        // Only for its compatibility hash, which the allocation strategy
+        // is no part of: reserving a pool's slots would be most of the cost.
+        let mut engine_config = engine_config(config);
+        engine_config.allocation_strategy(InstanceAllocationStrategy::OnDemand);
+        let engine = Engine::new(&engine_config).map_err(|e| Error::Engine(format!("{e:#}")))?;
         let cache = cache_for(config, &engine);
-        if !cache.entry_path(&engine, "shell", SHELL_WASM).exists() {
+        if cache.checked_entry(&engine, "shell", SHELL).is_none()
+            || !utilities_listing(&cache, &engine).exists()
+        {
             return Ok(None);
         }
         let dir = config
@@ -277,18 +286,48 @@ impl Runtime {
             .unwrap_or_else(|| EMPTY.get_or_init(|| Tree::new(crate::memfs::Quota::UNLIMITED)))
     }
 
+    /// The shell's utilities: as written down beside its cache entry by
+    /// the first process that asked it, else asked now (and written down
+    /// where the cache is writable; a worker's is not, its server's is).
+    /// Asking means running the shell once, a few milliseconds of every
+    /// worker process's start.
+    fn shell_utilities(self: &Arc<Self>) -> Result<Vec<String>, Error> {
+        let listing = self.utilities_listing();
+        if let Some(names) = std::fs::read_to_string(&listing)
+            .ok()
+            .and_then(|text| parse_utilities(&text))
+        {
+            return Ok(names);
+        }
+        let names = self.ask_shell_for_utilities()?;
+        let written = tempfile::NamedTempFile::new_in(self.cache.dir()).and_then(|mut tmp| {
+            use std::io::Write;
+            use std::os::unix::fs::PermissionsExt;
+            writeln!(tmp, "{}", names.join("\n"))?;
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+            tmp.persist(&listing).map(drop).map_err(|e| e.error)
+        });
+        if let Err(e) = written {
+            tracing::debug!(path = %listing.display(), error = %e, "utilities not written down");
+        }
+        Ok(names)
+    }
+
+    /// Where the shell's utilities are written down: beside its entry,
+    /// named as it is, so a new shell (or engine) never reads an old list.
+    fn utilities_listing(&self) -> PathBuf {
+        utilities_listing(&self.cache, &self.engine)
+    }
+
     /// Runs the shell once with `--ephemeral-utilities` (before any
     /// sandbox lists `/usr/bin`).
     fn ask_shell_for_utilities(self: &Arc<Self>) -> Result<Vec<String>, Error> {
         let mut probe = self.sandbox().build()?;
         let shell = self.shell.clone();
         let out = probe.run_captured(&shell, &["bash", "--ephemeral-utilities"])?;
-        let names = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|n| !n.is_empty() && !n.contains('/'))
-            .map(str::to_owned)
-            .collect();
-        Ok(names)
+        parse_utilities(&String::from_utf8_lossy(&out.stdout))
+            .ok_or_else(|| Error::Engine("the shell listed no utilities".into()))
     }
 
     /// The target this runtime compiles for with a portable CPU baseline,
@@ -439,7 +478,7 @@ pub fn precompile_for_target(
     let engine =
         Engine::new(&engine_config(config)).map_err(|e| Error::Engine(format!("{e:#}")))?;
     let cache = cache_for(config, &engine);
-    let mut entries = vec![cache.ensure_compiled(&engine, "shell", SHELL_WASM)?];
+    let mut entries = vec![cache.ensure_compiled(&engine, "shell", SHELL)?];
     let programs = config
         .programs_dir
         .clone()
@@ -462,6 +501,24 @@ pub fn precompile_for_target(
         entries.push(entry);
     }
     Ok(entries)
+}
+
+/// The shell's utilities as it lists them (one a line), or `None` if it
+/// listed none.
+fn parse_utilities(text: &str) -> Option<Vec<String>> {
+    let names: Vec<String> = text
+        .lines()
+        .filter(|n| !n.is_empty() && !n.contains('/'))
+        .map(str::to_owned)
+        .collect();
+    (!names.is_empty()).then_some(names)
+}
+
+/// See [`Runtime::utilities_listing`].
+fn utilities_listing(cache: &ComponentCache, engine: &Engine) -> PathBuf {
+    cache
+        .entry_path(engine, "shell", SHELL)
+        .with_extension("utilities")
 }
 
 /// The cache `config` names for `engine`, with its seed.
@@ -516,5 +573,15 @@ impl Drop for EpochTicker {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shell_digest_is_the_shells() {
+        assert_eq!(blake3::hash(SHELL_WASM).as_bytes(), &SHELL_DIGEST);
     }
 }

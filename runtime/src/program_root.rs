@@ -5,7 +5,8 @@
 //! matplotlib's data live outside the component, at the places its
 //! pre-initialised interpreter already looked them up at build time. They
 //! are laid into the runtime's system tree once, owned by root and
-//! read-only, mapped rather than read (see `memfs::FileBytes`), so every
+//! read-only, listed at once but read (or mapped) only when first read
+//! (see `memfs::FileBytes`), so every
 //! sandbox and every worker process shares the same bytes (the tree's files are
 //! copy-on-write) and none pays for them against its disk quota.
 //!
@@ -135,9 +136,11 @@ fn copy_folder(tree: &mut Tree, from: &Path, to: &str) -> Result<(), String> {
         if kind.is_dir() {
             copy_folder(tree, &path, &inside)?;
         } else if kind.is_file() {
-            let bytes =
-                FileBytes::from_host_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            tree.put_shared_file(&inside, bytes, 0o444)
+            let len = entry
+                .metadata()
+                .map_err(|e| format!("{}: {e}", path.display()))?
+                .len();
+            tree.put_shared_file(&inside, FileBytes::lazy_host_file(path, len), 0o444)
                 .map_err(|e| format!("{inside}: {e}"))?;
         }
     }

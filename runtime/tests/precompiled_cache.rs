@@ -62,7 +62,8 @@ fn a_checked_entry_is_trusted_until_it_is_replaced() {
     cache.load_or_compile(&engine, "shell", SHELL_WASM).unwrap();
     let path = cache.entry_path(&engine, "shell", SHELL_WASM);
     let marker = path.with_extension("checked");
-    assert!(!marker.exists(), "compiled, not yet checked");
+    assert!(marker.exists(), "an entry just written whole is noted");
+    std::fs::remove_file(&marker).unwrap();
     let (_, outcome) = cache.load_or_compile(&engine, "shell", SHELL_WASM).unwrap();
     assert_eq!(outcome, CacheOutcome::Hit);
     assert!(marker.exists(), "a load that checked the entry notes it");
@@ -89,4 +90,43 @@ fn another_component_gets_another_entry() {
         cache.entry_path(&engine, "x", SHELL_WASM),
         cache.entry_path(&engine, "x", &other)
     );
+}
+
+/// What lets `ephemeral exec` leave the loading to a worker: after one
+/// runtime was made, the cache says it is warm (checked without making
+/// a runtime), and the shell's utilities are written down, not asked again.
+#[test]
+fn a_runtime_leaves_the_cache_warm_for_the_next_process() {
+    let cache = tempfile::tempdir().unwrap();
+    let programs = tempfile::tempdir().unwrap();
+    let config = RuntimeConfig {
+        cache_dir: Some(cache.path().to_owned()),
+        programs_dir: Some(programs.path().to_owned()),
+        ..RuntimeConfig::default()
+    };
+    assert_eq!(Runtime::warm_cache_dir(&config).unwrap(), None, "cold");
+    let first = Runtime::new(config.clone()).unwrap();
+    let utilities = first.utilities().to_vec();
+    assert!(utilities.iter().any(|u| u == "grep"), "{utilities:?}");
+    drop(first);
+    assert_eq!(
+        Runtime::warm_cache_dir(&config).unwrap().as_deref(),
+        Some(cache.path())
+    );
+
+    let listing = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "utilities"))
+        .expect("the shell's utilities written down");
+    // A damaged listing is not trusted: the shell is asked again.
+    for damaged in ["", "\n\n", "/bin/x\n"] {
+        std::fs::write(&listing, damaged).unwrap();
+        let again = Runtime::new(config.clone()).unwrap();
+        assert_eq!(again.utilities(), utilities.as_slice());
+    }
+    // A listing is what the next runtime believes: none asks the shell.
+    std::fs::write(&listing, "grep\nonly-this-one\n").unwrap();
+    let believed = Runtime::new(config).unwrap();
+    assert_eq!(believed.utilities(), ["grep", "only-this-one"]);
 }

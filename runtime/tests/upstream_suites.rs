@@ -41,10 +41,7 @@ fn upstream_dir() -> PathBuf {
 }
 
 fn floor(package: &str) -> u64 {
-    let suites = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/python/scientific/upstream/suites.txt"
-    );
+    let suites = crate_dir().join("python/scientific/upstream/suites.txt");
     std::fs::read_to_string(suites)
         .expect("suites.txt")
         .lines()
@@ -160,4 +157,12 @@ fn pytest_summaries_are_read() {
         ]
     );
     assert_eq!(counts("5 passed in 0.1s"), [("passed".to_string(), 5)]);
+}
+
+/// This crate's folder: where `cargo test` says it is now, not where this
+/// binary was built (a shared build cache serves clones at other paths).
+fn crate_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into())
 }

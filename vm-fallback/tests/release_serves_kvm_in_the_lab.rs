@@ -15,7 +15,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use support::{file, lab_for, section};
@@ -24,7 +24,7 @@ fn tarball() -> PathBuf {
     if let Some(path) = std::env::var_os("EPHEMERAL_DIST_TARBALL") {
         return path.into();
     }
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let repo = support::crate_dir().join("..");
     let out = Command::new(repo.join("dev"))
         .arg("dist")
         .env_remove("CARGO_TARGET_DIR")

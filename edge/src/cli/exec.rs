@@ -109,17 +109,29 @@ async fn fast_jail(
     choice: &Choice,
     config: &RuntimeConfig,
 ) -> Option<Arc<dyn SandboxSource>> {
-    let jail_is_the_choice = match args.isolation {
-        Some(Isolation::Jail) => true,
-        None => tokio::task::spawn_blocking(|| crate::isolation::kvm_ready().is_err())
-            .await
-            .unwrap_or(false),
-        _ => false,
+    // The KVM self-test and the cache's check are independent: run
+    // together, the slower alone is waited for.
+    let kvm_is_not_ready = async {
+        match args.isolation {
+            Some(Isolation::Jail) => true,
+            None => tokio::task::spawn_blocking(|| crate::isolation::kvm_ready().is_err())
+                .await
+                .unwrap_or(false),
+            _ => false,
+        }
     };
-    if !jail_is_the_choice {
-        return None;
+    let wants_jail = matches!(args.isolation, None | Some(Isolation::Jail));
+    let jailed = async {
+        if wants_jail {
+            jailed_from_warm_cache(choice, config).await
+        } else {
+            None
+        }
+    };
+    match tokio::join!(kvm_is_not_ready, jailed) {
+        (true, jailed) => jailed,
+        (false, _) => None,
     }
-    jailed_from_warm_cache(choice, config).await
 }
 
 /// One line saying why the isolation asked for cannot be had.

@@ -20,15 +20,10 @@ pub fn target_dir() -> PathBuf {
 /// folder the programs land in.
 pub fn build_musl(args: &[&str]) -> PathBuf {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml");
+    let manifest = crate_dir().join("../Cargo.toml");
     let status = Command::new(cargo)
-        .args([
-            "build",
-            "--locked",
-            "--release",
-            "--manifest-path",
-            manifest,
-        ])
+        .args(["build", "--locked", "--release", "--manifest-path"])
+        .arg(&manifest)
         .args(["--target", "x86_64-unknown-linux-musl"])
         .args(args)
         .env("CARGO_TARGET_DIR", target_dir())
@@ -202,4 +197,12 @@ fn mirror(from: &Path, to: &Path, lab: &str, files: &mut Vec<(PathBuf, String)>)
         }
     }
     files.push((to.to_path_buf(), lab.to_string()));
+}
+
+/// This crate's folder: where `cargo test` says it is now, not where this
+/// binary was built (a shared build cache serves clones at other paths).
+pub fn crate_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into())
 }

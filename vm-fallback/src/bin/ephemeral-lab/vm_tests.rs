@@ -148,10 +148,12 @@ fn build(selection: &[String], release: bool) -> Result<Vec<Program>> {
     let target_dir = std::env::var_os("EPHEMERAL_LAB_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| ensure::project_cache().join(TARGET_DIR));
-    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+    let manifest = crate_dir().join("Cargo.toml");
     let mut cmd = Command::new(&cargo);
     cmd.args(["build", "--locked", "--quiet", "-p", "ephemeral-vm"])
-        .args(["--manifest-path", manifest, "--target", MUSL_TARGET])
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .args(["--target", MUSL_TARGET])
         .arg("--message-format=json-render-diagnostics")
         .args(selection)
         .env("CARGO_TARGET_DIR", &target_dir)
@@ -285,6 +287,16 @@ fn summarize(lines: &[String]) -> Vec<ProgramResult> {
         }
     }
     results
+}
+
+/// This crate's folder: where cargo says it is now (a test that runs this
+/// tool, `lab/run`), else where the tool was built. A shared build cache
+/// serves clones at other paths, so the path built in may be another's.
+fn crate_dir() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .filter(|dir| dir.join("lab").is_dir() && dir.join("Cargo.toml").is_file())
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into())
 }
 
 #[cfg(test)]
