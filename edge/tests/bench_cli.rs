@@ -68,6 +68,30 @@ fn the_table_prints_for_a_person_and_names_a_bad_isolation() {
         said.contains("p50 ms") && said.contains("in 1 GiB"),
         "{said}"
     );
+    // One table: every figure ends in its heading's column.
+    let lines: Vec<&str> = said.lines().collect();
+    let header = lines
+        .iter()
+        .position(|l| l.contains("p50 ms"))
+        .expect("a header");
+    let ends = |line: &str| -> Vec<usize> {
+        let mut ends = Vec::new();
+        let chars: Vec<char> = line.chars().collect();
+        for (i, c) in chars.iter().enumerate() {
+            let next_blank = chars.get(i + 1).is_none_or(|n| *n == ' ');
+            if *c != ' ' && next_blank {
+                ends.push(i);
+            }
+        }
+        ends
+    };
+    // The heading's words end where its columns do ("p50 ms" is one).
+    let heading = lines[header].replace(" ms", "_ms");
+    let columns = ends(&heading)[1..].to_vec();
+    let rows = &lines[header + 1..header + 3];
+    for row in rows {
+        assert_eq!(ends(row), columns, "aligned under the heading:\n{said}");
+    }
     let (ok, _, said) = bench(&["--isolation", "vmware"]);
     assert!(!ok);
     assert!(said.contains("not an isolation level"), "{said}");

@@ -318,11 +318,18 @@ fn print_row(row: &Value) {
         "{name:<10} {:>7} {:>9} {:>9} {:>9} {:>12}",
         "clients", "p50 ms", "p95 ms", "p99 ms", "sandboxes/s"
     );
+    // JSON values ignore width and alignment: pad their text instead.
+    let cell = |v: &Value| v.to_string();
     for level in row["levels"].as_array().into_iter().flatten() {
         let f = &level["first_output_ms"];
         println!(
             "{:<10} {:>7} {:>9} {:>9} {:>9} {:>12}",
-            "", level["clients"], f["p50"], f["p95"], f["p99"], level["sandboxes_per_second"]
+            "",
+            cell(&level["clients"]),
+            cell(&f["p50"]),
+            cell(&f["p95"]),
+            cell(&f["p99"]),
+            cell(&level["sandboxes_per_second"])
         );
     }
     println!(
